@@ -1,0 +1,170 @@
+//! `hindsight bench search`: load N synthetic memories through the real write path (dedup on),
+//! then time searches through the real search path. Vectors come from `RandomEmbedder` (a seeded
+//! hash → unit vector), so the embedder costs nothing and is not what is measured.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use async_trait::async_trait;
+use rand::{Rng, SeedableRng};
+use serde::Serialize;
+
+use crate::embed::{EmbedError, Embedder, l2_normalize};
+use crate::index::{EdgeIndex, HnswParams};
+use crate::service::{MemoryService, Rules, SearchRequest, WriteRequest, WriteStatus};
+use crate::store::SqliteStore;
+
+/// Deterministic pseudo-random unit vectors keyed by the text.
+pub struct RandomEmbedder {
+    dimension: usize,
+    id: String,
+}
+
+impl RandomEmbedder {
+    pub fn new(dimension: usize) -> Self {
+        Self {
+            dimension,
+            id: format!("bench-random/{dimension}"),
+        }
+    }
+
+    pub fn vector(&self, text: &str) -> Vec<f32> {
+        let seed = xxhash_rust::xxh3::xxh3_64(text.as_bytes());
+        let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+        let mut v: Vec<f32> = (0..self.dimension)
+            .map(|_| rng.random::<f32>() * 2.0 - 1.0)
+            .collect();
+        l2_normalize(&mut v);
+        v
+    }
+}
+
+#[async_trait]
+impl Embedder for RandomEmbedder {
+    fn id(&self) -> &str {
+        &self.id
+    }
+    fn dimension(&self) -> usize {
+        self.dimension
+    }
+    async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        Ok(texts.iter().map(|t| self.vector(t)).collect())
+    }
+}
+
+#[derive(Debug, Serialize)]
+pub struct SearchBenchReport {
+    pub n: usize,
+    pub dimension: usize,
+    pub backend: &'static str,
+    pub index: &'static str,
+    pub load_seconds: f64,
+    pub writes_per_second: f64,
+    pub merged_on_load: usize,
+    pub optimize_seconds: f64,
+    pub queries: usize,
+    pub top_k: usize,
+    pub search_p50_ms: f64,
+    pub search_p95_ms: f64,
+    pub search_p99_ms: f64,
+    pub search_max_ms: f64,
+    pub rss_mb: f64,
+    pub peak_rss_mb: f64,
+}
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let rank = ((p / 100.0) * (sorted.len() - 1) as f64).round() as usize;
+    sorted[rank.min(sorted.len() - 1)]
+}
+
+/// `(VmRSS, VmHWM)` in MiB, from /proc (0 where unavailable).
+pub fn rss_mb() -> (f64, f64) {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let field = |name: &str| {
+        status
+            .lines()
+            .find(|l| l.starts_with(name))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|kb| kb.parse::<f64>().ok())
+            .map_or(0.0, |kb| kb / 1024.0)
+    };
+    (field("VmRSS:"), field("VmHWM:"))
+}
+
+pub async fn search_bench(
+    dir: &std::path::Path,
+    n: usize,
+    dimension: usize,
+    queries: usize,
+    top_k: usize,
+) -> Result<SearchBenchReport, Box<dyn std::error::Error + Send + Sync>> {
+    let store = Arc::new(SqliteStore::open(&dir.join("bench.db")).await?);
+    let index =
+        Arc::new(EdgeIndex::open(&dir.join("index"), dimension, HnswParams::default()).await?);
+    let embedder = Arc::new(RandomEmbedder::new(dimension));
+    let service = MemoryService::start(store, index.clone(), embedder, Rules::default()).await?;
+
+    let namespaces = ["alpha", "beta", "gamma", "delta"];
+    let types = ["episodic", "semantic", "working"];
+    let started = Instant::now();
+    let mut merged = 0;
+    for i in 0..n {
+        let result = service
+            .write(&WriteRequest {
+                content: format!("synthetic memory number {i}"),
+                memory_type: Some(types[i % types.len()].to_owned()),
+                importance: Some(0.3 + (i % 7) as f64 / 10.0),
+                namespace: Some(namespaces[i % namespaces.len()].to_owned()),
+                ..WriteRequest::default()
+            })
+            .await?;
+        if result.status == WriteStatus::Merged {
+            merged += 1;
+        }
+    }
+    let load_seconds = started.elapsed().as_secs_f64();
+    service.flush_index().await?;
+    // What a running daemon does in the background after bulk writes: build the HNSW graphs.
+    let optimize_started = Instant::now();
+    index.optimize().await?;
+    let optimize_seconds = optimize_started.elapsed().as_secs_f64();
+
+    let mut latencies = Vec::with_capacity(queries);
+    for q in 0..queries {
+        let request = SearchRequest {
+            query: format!("query {q}"),
+            top_k: Some(top_k as i64),
+            namespace: Some(namespaces[q % namespaces.len()].to_owned()),
+            ..SearchRequest::default()
+        };
+        let t = Instant::now();
+        let result = service.search(&request).await?;
+        latencies.push(t.elapsed().as_secs_f64() * 1e3);
+        if result.memories.is_empty() {
+            return Err("search returned nothing on a loaded index".into());
+        }
+    }
+    latencies.sort_by(f64::total_cmp);
+    let (rss, peak) = rss_mb();
+    Ok(SearchBenchReport {
+        n,
+        dimension,
+        backend: "sqlite",
+        index: "qdrant-edge",
+        load_seconds,
+        writes_per_second: n as f64 / load_seconds,
+        merged_on_load: merged,
+        optimize_seconds,
+        queries,
+        top_k,
+        search_p50_ms: percentile(&latencies, 50.0),
+        search_p95_ms: percentile(&latencies, 95.0),
+        search_p99_ms: percentile(&latencies, 99.0),
+        search_max_ms: latencies.last().copied().unwrap_or(0.0),
+        rss_mb: rss,
+        peak_rss_mb: peak,
+    })
+}

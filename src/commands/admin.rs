@@ -1,0 +1,52 @@
+//! `hindsight stats` and `hindsight reindex`.
+
+use std::io::IsTerminal;
+
+use hindsight::configuration::Settings;
+use hindsight::startup;
+use hindsight::store::{MemoryStore, SqliteStore};
+use serde_json::json;
+
+pub async fn stats(settings: Settings) -> anyhow::Result<()> {
+    std::fs::create_dir_all(&settings.data_dir)?;
+    let store = SqliteStore::open(&settings.sqlite_path()).await?;
+    let rows = store.counts().await?;
+    let total: i64 = rows.iter().map(|r| r.count).sum();
+    let embedder = store
+        .meta_get(hindsight::service::EMBEDDER_META_KEY)
+        .await?;
+    println!(
+        "{}",
+        serde_json::to_string_pretty(
+            &json!({"total": total, "embedder": embedder, "counts": rows})
+        )?
+    );
+    Ok(())
+}
+
+pub async fn reindex(settings: Settings) -> anyhow::Result<()> {
+    let lock = startup::acquire(&settings)?;
+    let mut service = startup::build_service(&settings).await?;
+    let tty = std::io::stderr().is_terminal();
+    let started = std::time::Instant::now();
+    let mut last_report = std::time::Instant::now();
+    let done = service
+        .reindex(|p| {
+            if tty {
+                eprint!("\rre-embedding {}/{}", p.done, p.total);
+            } else if last_report.elapsed().as_secs() >= 5 || p.done == p.total {
+                eprintln!("re-embedding {}/{}", p.done, p.total);
+                last_report = std::time::Instant::now();
+            }
+        })
+        .await?;
+    if tty {
+        eprintln!();
+    }
+    drop(lock);
+    println!(
+        "{}",
+        json!({"reindexed": done, "embedder": service.embedder().id(), "seconds": started.elapsed().as_secs_f64()})
+    );
+    Ok(())
+}

@@ -1,0 +1,66 @@
+//! `hindsight mcp`: MCP over stdio. If no one owns the data dir, own it and serve directly (and
+//! publish a private loopback endpoint so further `hindsight mcp` processes can share it);
+//! otherwise relay to the owner.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use hindsight::configuration::Settings;
+use hindsight::lock::{Acquired, DataDirLock, read_endpoint};
+use hindsight::mcp::{HindsightMcp, relay};
+use hindsight::startup;
+use rmcp::ServiceExt;
+use tokio_util::sync::CancellationToken;
+
+pub async fn run(settings: Settings) -> anyhow::Result<()> {
+    match DataDirLock::try_acquire(&settings.data_dir)? {
+        Acquired::Owner(lock) => serve_directly(settings, lock).await,
+        Acquired::Taken => {
+            // The owner publishes its endpoint right after it takes the lock; give it a moment.
+            for _ in 0..50 {
+                if let Some(endpoint) = read_endpoint(&settings.data_dir) {
+                    tracing::info!(url = %endpoint.url, owner_pid = endpoint.pid, "data dir owned by another process; relaying");
+                    relay::run(&endpoint).await?;
+                    return Ok(());
+                }
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            anyhow::bail!(
+                "data dir {} is locked by another process that publishes no endpoint",
+                settings.data_dir.display()
+            )
+        }
+    }
+}
+
+async fn serve_directly(settings: Settings, lock: DataDirLock) -> anyhow::Result<()> {
+    let service = Arc::new(startup::build_service(&settings).await?);
+    let listener = startup::bind("127.0.0.1:0").await?;
+    let token = startup::random_token();
+    lock.publish(&startup::endpoint(
+        "mcp",
+        listener.local_addr()?,
+        Some(token.clone()),
+    ))?;
+    let shutdown = CancellationToken::new();
+    let http = tokio::spawn(startup::serve_http(
+        service.clone(),
+        listener,
+        Some(token),
+        shutdown.clone(),
+    ));
+
+    tracing::info!(data_dir = %settings.data_dir.display(), "hindsight serving MCP over stdio");
+    let running = HindsightMcp::new(service.clone())
+        .serve(rmcp::transport::stdio())
+        .await?;
+    tokio::select! {
+        reason = running.waiting() => { tracing::info!(?reason, "stdio session ended"); }
+        _ = startup::shutdown_signal() => { tracing::info!("shutting down"); }
+    }
+    shutdown.cancel();
+    let _ = http.await;
+    service.flush_index().await?;
+    drop(lock);
+    Ok(())
+}

@@ -1,0 +1,85 @@
+//! Subcommands. Each file is one group; `run` loads the configuration and dispatches.
+
+mod admin;
+mod bench;
+mod mcp;
+mod memory;
+mod serve;
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+use hindsight::configuration::{Layer, Settings};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "hindsight",
+    version,
+    about = "Long-term memory for AI agents, over MCP"
+)]
+pub struct Cli {
+    /// Config file (default: ./hindsight.toml if present; env HINDSIGHT_CONFIG).
+    #[arg(long, global = true)]
+    config: Option<PathBuf>,
+    /// Data directory: SQLite file, vector index, lock (env HINDSIGHT_DATA_DIR, default ./data).
+    #[arg(long, global = true)]
+    data_dir: Option<PathBuf>,
+    /// Database URL (env HINDSIGHT_DATABASE_URL; default: SQLite in the data dir).
+    #[arg(long, global = true)]
+    database_url: Option<String>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run the daemon: MCP over Streamable HTTP at /mcp, GET /healthz.
+    Serve {
+        /// Listen address (env HINDSIGHT_LISTEN, default 127.0.0.1:8765).
+        #[arg(long)]
+        listen: Option<std::net::SocketAddr>,
+    },
+    /// Serve MCP over stdio (for Claude Desktop, Claude Code, Cursor). Relays to the running
+    /// daemon when one owns the data dir.
+    Mcp,
+    /// Write, search, forget or show memories from the shell.
+    #[command(subcommand)]
+    Memory(memory::MemoryCommand),
+    /// Counts of memories by namespace, type and status.
+    Stats,
+    /// Re-embed every memory with the configured embedder and rebuild the vector index.
+    Reindex,
+    /// Print the effective configuration (secrets masked).
+    Config,
+    /// Benchmarks, printed as JSON.
+    #[command(subcommand)]
+    Bench(bench::BenchCommand),
+}
+
+pub async fn run(cli: Cli) -> anyhow::Result<()> {
+    let mut flags = Layer {
+        data_dir: cli.data_dir,
+        database_url: cli.database_url.map(Some),
+        ..Layer::default()
+    };
+    if let Command::Serve {
+        listen: Some(listen),
+    } = &cli.command
+    {
+        flags.listen = Some(*listen);
+    }
+    let settings = Settings::load(cli.config.as_deref(), |k| std::env::var(k).ok(), flags)?;
+    hindsight::telemetry::init(&settings.log_format);
+    match cli.command {
+        Command::Serve { .. } => serve::run(settings).await,
+        Command::Mcp => mcp::run(settings).await,
+        Command::Memory(command) => memory::run(settings, command).await,
+        Command::Stats => admin::stats(settings).await,
+        Command::Reindex => admin::reindex(settings).await,
+        Command::Config => {
+            print!("{}", settings.to_masked_toml());
+            Ok(())
+        }
+        Command::Bench(command) => bench::run(settings, command).await,
+    }
+}

@@ -1,0 +1,40 @@
+//! `hindsight serve`: own the data dir, serve MCP over HTTP until SIGINT/SIGTERM.
+
+use std::sync::Arc;
+
+use hindsight::configuration::Settings;
+use hindsight::startup;
+use tokio_util::sync::CancellationToken;
+
+pub async fn run(settings: Settings) -> anyhow::Result<()> {
+    let lock = startup::acquire(&settings)?;
+    let service = Arc::new(startup::build_service(&settings).await?);
+    let listener = startup::bind(&settings.listen.to_string()).await?;
+    let local = listener.local_addr()?;
+    lock.publish(&startup::endpoint(
+        "serve",
+        local,
+        settings.auth_token.clone(),
+    ))?;
+    if settings.auth_token.is_none() && !local.ip().is_loopback() {
+        tracing::warn!(%local, "listening beyond loopback without auth_token: anyone who can reach this port can read and write memories");
+    }
+    tracing::info!(%local, data_dir = %settings.data_dir.display(), embedder = service.embedder().id(), "hindsight serving MCP at /mcp");
+    let shutdown = CancellationToken::new();
+    let signal = shutdown.clone();
+    tokio::spawn(async move {
+        startup::shutdown_signal().await;
+        tracing::info!("shutting down");
+        signal.cancel();
+    });
+    startup::serve_http(
+        service.clone(),
+        listener,
+        settings.auth_token.clone(),
+        shutdown,
+    )
+    .await?;
+    service.flush_index().await?;
+    drop(lock);
+    Ok(())
+}

@@ -1,0 +1,425 @@
+//! Configuration: defaults → `hindsight.toml` (or `--config FILE`) → `HINDSIGHT_*` env → flags.
+//! Every key is flat, and its env name is `HINDSIGHT_` + the key upper-cased, so the file, the env
+//! and `hindsight config` all speak the same names. A bad value fails start naming the key.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("config file {path}: {message}")]
+    File { path: PathBuf, message: String },
+    #[error("config key `{key}` (env {env}): {message}")]
+    Env {
+        key: &'static str,
+        env: String,
+        message: String,
+    },
+    #[error("config key `{key}`: {message}")]
+    Invalid { key: &'static str, message: String },
+}
+
+/// Parsing a value given as an environment variable.
+pub trait EnvValue: Sized {
+    fn parse_env(raw: &str) -> Result<Self, String>;
+}
+
+macro_rules! env_value_from_str {
+    ($($t:ty),*) => {$(
+        impl EnvValue for $t {
+            fn parse_env(raw: &str) -> Result<Self, String> {
+                raw.trim().parse::<$t>().map_err(|e| format!("{e} (got {raw:?})"))
+            }
+        }
+    )*};
+}
+env_value_from_str!(String, PathBuf, SocketAddr, f64, u64, usize, bool);
+
+impl<T: EnvValue> EnvValue for Option<T> {
+    fn parse_env(raw: &str) -> Result<Self, String> {
+        if raw.trim().is_empty() {
+            Ok(None)
+        } else {
+            T::parse_env(raw).map(Some)
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum EmbedderKind {
+    Builtin,
+    Openai,
+}
+
+impl EnvValue for EmbedderKind {
+    fn parse_env(raw: &str) -> Result<Self, String> {
+        match raw.trim() {
+            "builtin" => Ok(Self::Builtin),
+            "openai" => Ok(Self::Openai),
+            other => Err(format!("must be builtin or openai, got {other:?}")),
+        }
+    }
+}
+
+pub fn env_name(key: &str) -> String {
+    format!("HINDSIGHT_{}", key.to_uppercase())
+}
+
+macro_rules! settings {
+    ($( $(#[doc = $doc:literal])* $key:ident : $ty:ty = $default:expr, )*) => {
+        /// The effective configuration.
+        #[derive(Debug, Clone, Serialize)]
+        pub struct Settings {
+            $( $(#[doc = $doc])* pub $key: $ty, )*
+        }
+
+        impl Default for Settings {
+            fn default() -> Self {
+                Self { $( $key: $default, )* }
+            }
+        }
+
+        /// One layer (file, env or flags): only the keys it sets.
+        #[derive(Debug, Default, Deserialize)]
+        #[serde(deny_unknown_fields)]
+        pub struct Layer {
+            $( pub $key: Option<$ty>, )*
+        }
+
+        impl Layer {
+            pub fn from_env(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
+                let mut layer = Layer::default();
+                $(
+                    let env = env_name(stringify!($key));
+                    if let Some(raw) = lookup(&env) {
+                        layer.$key = Some(<$ty as EnvValue>::parse_env(&raw).map_err(|message| {
+                            ConfigError::Env { key: stringify!($key), env, message }
+                        })?);
+                    }
+                )*
+                Ok(layer)
+            }
+
+            fn apply_to(self, settings: &mut Settings) {
+                $( if let Some(v) = self.$key { settings.$key = v; } )*
+            }
+        }
+
+        /// Every key, in declaration order.
+        pub const KEYS: &[&str] = &[$(stringify!($key)),*];
+    };
+}
+
+settings! {
+    /// Where the SQLite file, the vector index and the lock file live.
+    data_dir: PathBuf = PathBuf::from("./data"),
+    /// HTTP listen address for `serve` (MCP at /mcp, /healthz).
+    listen: SocketAddr = SocketAddr::from(([127, 0, 0, 1], 8765)),
+    /// `sqlite://…` (default: `<data_dir>/hindsight.db`).
+    database_url: Option<String> = None,
+    /// Bearer token required on HTTP when set.
+    auth_token: Option<String> = None,
+    embedder: EmbedderKind = EmbedderKind::Builtin,
+    embed_base_url: Option<String> = None,
+    embed_model: Option<String> = None,
+    embed_api_key: Option<String> = None,
+    /// Vector size of the `openai` embedder; probed from the endpoint when unset.
+    embed_dimension: Option<usize> = None,
+    embed_timeout_secs: u64 = 30,
+    /// Writes below this importance are not stored.
+    min_importance: f64 = 0.3,
+    /// Cosine similarity above which a write is merged into an existing memory.
+    dedup_threshold: f64 = 0.92,
+    /// TTL of working memory when the write gives none.
+    working_ttl_hours: f64 = 24.0,
+    max_content_chars: usize = 8_000,
+    weight_similarity: f64 = 0.7,
+    weight_recency: f64 = 0.2,
+    weight_importance: f64 = 0.1,
+    /// Recency decay per day: exp(-λ·days).
+    recency_lambda: f64 = 0.05,
+    /// The index is asked for top_k × this many candidates before re-ranking.
+    search_overfetch: usize = 3,
+    hnsw_m: usize = 16,
+    hnsw_ef_construct: usize = 100,
+    hnsw_ef: usize = 128,
+    /// `text` or `json` (logs go to stderr; stdout belongs to MCP stdio).
+    log_format: String = "text".to_owned(),
+}
+
+const SECRET_KEYS: &[&str] = &["auth_token", "embed_api_key"];
+
+impl Settings {
+    /// Defaults → file → env → flags, then validated.
+    pub fn load(
+        config_file: Option<&Path>,
+        env: impl Fn(&str) -> Option<String>,
+        flags: Layer,
+    ) -> Result<Self, ConfigError> {
+        let mut settings = Settings::default();
+        let explicit = config_file.is_some();
+        let path = config_file
+            .map(Path::to_path_buf)
+            .or_else(|| env("HINDSIGHT_CONFIG").map(PathBuf::from))
+            .unwrap_or_else(|| PathBuf::from("hindsight.toml"));
+        match std::fs::read_to_string(&path) {
+            Ok(text) => {
+                let layer: Layer = toml::from_str(&text).map_err(|e| ConfigError::File {
+                    path: path.clone(),
+                    message: e.to_string(),
+                })?;
+                layer.apply_to(&mut settings);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && !explicit => {}
+            Err(e) => {
+                return Err(ConfigError::File {
+                    path,
+                    message: e.to_string(),
+                });
+            }
+        }
+        Layer::from_env(env)?.apply_to(&mut settings);
+        flags.apply_to(&mut settings);
+        settings.validate()?;
+        Ok(settings)
+    }
+
+    fn validate(&self) -> Result<(), ConfigError> {
+        let invalid =
+            |key: &'static str, message: String| Err(ConfigError::Invalid { key, message });
+        for (key, value) in [
+            ("min_importance", self.min_importance),
+            ("dedup_threshold", self.dedup_threshold),
+            ("weight_similarity", self.weight_similarity),
+            ("weight_recency", self.weight_recency),
+            ("weight_importance", self.weight_importance),
+        ] {
+            if !(0.0..=1.0).contains(&value) {
+                return invalid(key, format!("must be between 0 and 1, got {value}"));
+            }
+        }
+        if !(self.recency_lambda >= 0.0 && self.recency_lambda.is_finite()) {
+            return invalid(
+                "recency_lambda",
+                format!("must be >= 0, got {}", self.recency_lambda),
+            );
+        }
+        if !(self.working_ttl_hours > 0.0 && self.working_ttl_hours.is_finite()) {
+            return invalid(
+                "working_ttl_hours",
+                format!("must be > 0, got {}", self.working_ttl_hours),
+            );
+        }
+        if !(1..=1_000_000).contains(&self.max_content_chars) {
+            return invalid(
+                "max_content_chars",
+                format!("must be 1..=1000000, got {}", self.max_content_chars),
+            );
+        }
+        if !(1..=20).contains(&self.search_overfetch) {
+            return invalid(
+                "search_overfetch",
+                format!("must be 1..=20, got {}", self.search_overfetch),
+            );
+        }
+        if !(4..=128).contains(&self.hnsw_m) {
+            return invalid("hnsw_m", format!("must be 4..=128, got {}", self.hnsw_m));
+        }
+        if !(8..=4096).contains(&self.hnsw_ef_construct) {
+            return invalid(
+                "hnsw_ef_construct",
+                format!("must be 8..=4096, got {}", self.hnsw_ef_construct),
+            );
+        }
+        if !(8..=4096).contains(&self.hnsw_ef) {
+            return invalid("hnsw_ef", format!("must be 8..=4096, got {}", self.hnsw_ef));
+        }
+        if !matches!(self.log_format.as_str(), "text" | "json") {
+            return invalid(
+                "log_format",
+                format!("must be text or json, got {:?}", self.log_format),
+            );
+        }
+        if let Some(url) = &self.database_url
+            && !url.starts_with("sqlite:")
+        {
+            return invalid(
+                "database_url",
+                format!(
+                    "only sqlite:// URLs are supported by this build, got {:?}",
+                    redact_url(url)
+                ),
+            );
+        }
+        if self.auth_token.as_deref().is_some_and(|t| t.len() < 16) {
+            return invalid("auth_token", "must be at least 16 characters".to_owned());
+        }
+        if self.embedder == EmbedderKind::Openai {
+            if self.embed_base_url.is_none() {
+                return invalid(
+                    "embed_base_url",
+                    "is required when embedder = \"openai\"".to_owned(),
+                );
+            }
+            if self.embed_model.is_none() {
+                return invalid(
+                    "embed_model",
+                    "is required when embedder = \"openai\"".to_owned(),
+                );
+            }
+        }
+        if self
+            .embed_dimension
+            .is_some_and(|d| !(1..=65_536).contains(&d))
+        {
+            return invalid("embed_dimension", "must be 1..=65536".to_owned());
+        }
+        Ok(())
+    }
+
+    /// The SQLite file path (from `database_url`, or the default under `data_dir`).
+    pub fn sqlite_path(&self) -> PathBuf {
+        match &self.database_url {
+            Some(url) => PathBuf::from(
+                url.trim_start_matches("sqlite://")
+                    .trim_start_matches("sqlite:"),
+            ),
+            None => self.data_dir.join("hindsight.db"),
+        }
+    }
+
+    pub fn index_dir(&self) -> PathBuf {
+        self.data_dir.join("index")
+    }
+
+    /// The effective configuration as TOML, secrets masked.
+    pub fn to_masked_toml(&self) -> String {
+        let mut value =
+            toml::Value::try_from(self).unwrap_or(toml::Value::Table(Default::default()));
+        if let toml::Value::Table(table) = &mut value {
+            for key in SECRET_KEYS {
+                if let Some(v) = table.get_mut(*key) {
+                    *v = toml::Value::String("********".to_owned());
+                }
+            }
+        }
+        toml::to_string(&value).unwrap_or_default()
+    }
+}
+
+/// A URL with any password replaced, for error messages.
+pub fn redact_url(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme), Some(at)) if at > scheme => {
+            let creds = &url[scheme + 3..at];
+            match creds.find(':') {
+                Some(colon) => format!(
+                    "{}{}:****{}",
+                    &url[..scheme + 3],
+                    &creds[..colon],
+                    &url[at..]
+                ),
+                None => url.to_owned(),
+            }
+        }
+        _ => url.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn env(map: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+        let map: HashMap<String, String> = map
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        move |k| map.get(k).cloned()
+    }
+
+    #[test]
+    fn layers_apply_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("h.toml");
+        std::fs::write(
+            &file,
+            "listen = \"127.0.0.1:9000\"\ndedup_threshold = 0.9\n",
+        )
+        .unwrap();
+        let flags = Layer {
+            data_dir: Some(PathBuf::from("/flag")),
+            ..Layer::default()
+        };
+        let s = Settings::load(
+            Some(&file),
+            env(&[
+                ("HINDSIGHT_DEDUP_THRESHOLD", "0.95"),
+                ("HINDSIGHT_DATA_DIR", "/env"),
+            ]),
+            flags,
+        )
+        .unwrap();
+        assert_eq!(s.listen.port(), 9000); // file
+        assert_eq!(s.dedup_threshold, 0.95); // env beats file
+        assert_eq!(s.data_dir, PathBuf::from("/flag")); // flag beats env
+        assert_eq!(s.min_importance, 0.3); // default
+    }
+
+    #[test]
+    fn bad_values_name_the_key() {
+        let err = Settings::load(None, env(&[("HINDSIGHT_LISTEN", "nope")]), Layer::default())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("`listen`") && err.contains("HINDSIGHT_LISTEN"),
+            "{err}"
+        );
+
+        let err = Settings::load(
+            None,
+            env(&[("HINDSIGHT_DEDUP_THRESHOLD", "1.5")]),
+            Layer::default(),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("dedup_threshold"), "{err}");
+
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("h.toml");
+        std::fs::write(&file, "no_such_key = 1\n").unwrap();
+        let err = Settings::load(Some(&file), env(&[]), Layer::default())
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("no_such_key"), "{err}");
+
+        let err = Settings::load(
+            None,
+            env(&[("HINDSIGHT_EMBEDDER", "openai")]),
+            Layer::default(),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("embed_base_url"), "{err}");
+    }
+
+    #[test]
+    fn masks_secrets() {
+        let s = Settings {
+            auth_token: Some("super-secret-token-123".into()),
+            ..Settings::default()
+        };
+        let out = s.to_masked_toml();
+        assert!(!out.contains("super-secret"), "{out}");
+        assert!(out.contains("auth_token = \"********\""), "{out}");
+    }
+
+    #[test]
+    fn redacts_url_passwords() {
+        assert_eq!(redact_url("postgres://u:pw@h/db"), "postgres://u:****@h/db");
+    }
+}

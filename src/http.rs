@@ -1,0 +1,93 @@
+//! The HTTP face of the daemon: MCP (Streamable HTTP) at `/mcp`, `GET /healthz`, bearer auth.
+
+use std::sync::Arc;
+
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::{Json, Router};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+use crate::mcp::HindsightMcp;
+use crate::service::MemoryService;
+
+/// Build the router. `auth_token`: when set, every route but `/healthz` requires
+/// `Authorization: Bearer <token>`.
+pub fn router(
+    service: Arc<MemoryService>,
+    auth_token: Option<String>,
+    shutdown: CancellationToken,
+) -> Router {
+    let mcp_service = service.clone();
+    let mcp = StreamableHttpService::new(
+        move || Ok(HindsightMcp::new(mcp_service.clone())),
+        Arc::new(LocalSessionManager::default()),
+        // Host checking stays at rmcp's loopback-only default (DNS-rebinding protection).
+        StreamableHttpServerConfig::default().with_cancellation_token(shutdown.child_token()),
+    );
+    let protected = Router::new()
+        .nest_service("/mcp", mcp)
+        .layer(middleware::from_fn_with_state(
+            Arc::new(auth_token),
+            require_bearer,
+        ));
+    Router::new()
+        .route("/healthz", get(healthz))
+        .with_state(service)
+        .merge(protected)
+}
+
+async fn healthz(State(service): State<Arc<MemoryService>>) -> Response {
+    match service
+        .store()
+        .meta_get(crate::service::EMBEDDER_META_KEY)
+        .await
+    {
+        Ok(_) => {
+            Json(json!({"status": "ok", "version": env!("CARGO_PKG_VERSION")})).into_response()
+        }
+        Err(e) => {
+            tracing::error!(error = %e, "health check: store unreachable");
+            (
+                StatusCode::SERVICE_UNAVAILABLE,
+                Json(json!({"status": "unavailable"})),
+            )
+                .into_response()
+        }
+    }
+}
+
+async fn require_bearer(
+    State(token): State<Arc<Option<String>>>,
+    headers: HeaderMap,
+    request: Request,
+    next: Next,
+) -> Response {
+    let Some(expected) = token.as_deref() else {
+        return next.run(request).await;
+    };
+    let given = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "));
+    match given {
+        Some(given) if constant_time_eq(given.as_bytes(), expected.as_bytes()) => {
+            next.run(request).await
+        }
+        _ => (
+            StatusCode::UNAUTHORIZED,
+            [(header::WWW_AUTHENTICATE, "Bearer")],
+            Json(json!({"error": "missing or invalid bearer token"})),
+        )
+            .into_response(),
+    }
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}

@@ -1,0 +1,423 @@
+//! The embedded vector index: Qdrant's engine in-process (`qdrant-edge`), one shard in
+//! `<data_dir>/index`. Its calls are blocking, so each runs on `spawn_blocking`.
+//!
+//! Engine facts this wrapper is built around (qdrant-edge 0.7):
+//! - `flush()` panics if an `update()`/`optimize()` runs at the same time, so writes and
+//!   optimisation share `gate` (read side) and flush takes it exclusively (write side).
+//! - The engine's WAL is not replayed on load: points are durable only after `flush()`. The
+//!   service therefore keeps rows `index_pending` until a flush has covered them.
+//! - HNSW graphs are built only by `optimize()`; new points sit in a brute-force appendable
+//!   segment until then. We optimise in the background after every `OPTIMIZE_EVERY` upserts.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use qdrant_edge::external::ordered_float::OrderedFloat;
+use qdrant_edge::external::serde_json::json;
+use qdrant_edge::{
+    Condition, CountRequest, CreateIndex, Distance, EdgeConfig, EdgeOptimizersConfig, EdgeShard,
+    EdgeVectorParamsBuilder, FieldCondition, FieldIndexOperations, Filter, HnswIndexConfig,
+    JsonPath, Match, NamedQuery, PayloadFieldSchema, PayloadSchemaType, PointId,
+    PointInsertOperations, PointOperations, PointStruct, PointStructPersisted, QueryEnum, Range,
+    SearchParams, SearchRequest, UpdateOperation, WithPayloadInterface,
+};
+
+use super::{Hit, IndexError, IndexPoint, IndexQuery, VectorIndex};
+use crate::domain::MemoryId;
+
+/// Upserts after which a background `optimize()` (HNSW build, segment merge) is started.
+const OPTIMIZE_EVERY: usize = 2_000;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HnswParams {
+    pub m: usize,
+    pub ef_construct: usize,
+    /// Search-time beam width.
+    pub ef: usize,
+}
+
+impl Default for HnswParams {
+    fn default() -> Self {
+        Self {
+            m: 16,
+            ef_construct: 100,
+            ef: 128,
+        }
+    }
+}
+
+pub struct EdgeIndex {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    dir: PathBuf,
+    params: HnswParams,
+    /// `None` only transiently during `reset`.
+    shard: RwLock<Option<EdgeShard>>,
+    /// Read: update/optimize. Write: flush (the engine panics on a concurrent flush).
+    gate: RwLock<()>,
+    dimension: AtomicUsize,
+    upserts_since_optimize: AtomicUsize,
+    optimizing: AtomicBool,
+}
+
+fn engine<E: std::fmt::Display>(e: E) -> IndexError {
+    IndexError::Engine(e.to_string())
+}
+
+fn key(name: &str) -> JsonPath {
+    // Static field names: parsing cannot fail.
+    name.parse()
+        .unwrap_or_else(|_| unreachable!("valid JSON path {name}"))
+}
+
+fn config(dimension: usize, params: HnswParams) -> EdgeConfig {
+    EdgeConfig::builder()
+        .vector(
+            "",
+            EdgeVectorParamsBuilder::new(dimension, Distance::Cosine).build(),
+        )
+        .hnsw_config(HnswIndexConfig {
+            m: params.m,
+            ef_construct: params.ef_construct,
+            ..Default::default()
+        })
+        .optimizers(EdgeOptimizersConfig::default())
+        .on_disk_payload(false)
+        .build()
+}
+
+fn stored_dimension(config: &EdgeConfig) -> Option<usize> {
+    config.vectors.get("").map(|v| v.size)
+}
+
+fn create(dir: &Path, dimension: usize, params: HnswParams) -> Result<EdgeShard, IndexError> {
+    std::fs::create_dir_all(dir).map_err(engine)?;
+    let shard = EdgeShard::new(dir, config(dimension, params)).map_err(engine)?;
+    for (field, kind) in [
+        ("namespace", PayloadSchemaType::Keyword),
+        ("memory_type", PayloadSchemaType::Keyword),
+        ("status", PayloadSchemaType::Keyword),
+        ("created_at", PayloadSchemaType::Integer),
+    ] {
+        shard
+            .update(UpdateOperation::FieldIndexOperation(
+                FieldIndexOperations::CreateIndex(CreateIndex {
+                    field_name: key(field),
+                    field_schema: Some(PayloadFieldSchema::FieldType(kind)),
+                }),
+            ))
+            .map_err(engine)?;
+    }
+    shard.flush();
+    Ok(shard)
+}
+
+/// Load the shard in `dir` with its stored dimension, or create a fresh one. The index is derived
+/// data: an unreadable one is recreated empty and the service repopulates it from the store.
+fn open_or_create(
+    dir: &Path,
+    dimension: usize,
+    params: HnswParams,
+) -> Result<(EdgeShard, usize), IndexError> {
+    let stored = match EdgeConfig::load(dir) {
+        None => None,
+        Some(Ok(config)) => stored_dimension(&config),
+        Some(Err(e)) => {
+            tracing::warn!(error = %e, dir = %dir.display(), "unreadable index config; recreating the index");
+            None
+        }
+    };
+    if let Some(stored) = stored {
+        match EdgeShard::load(dir, None) {
+            Ok(shard) => return Ok((shard, stored)),
+            Err(e) => {
+                tracing::warn!(error = %e, dir = %dir.display(), "index unreadable; recreating it")
+            }
+        }
+    }
+    match std::fs::remove_dir_all(dir) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(engine(e)),
+    }
+    Ok((create(dir, dimension, params)?, dimension))
+}
+
+impl EdgeIndex {
+    /// Open the index in `dir`, or create it for `dimension`-sized vectors. An existing index
+    /// keeps its own dimension (check `dimension()`); `reset` changes it.
+    pub async fn open(
+        dir: &Path,
+        dimension: usize,
+        params: HnswParams,
+    ) -> Result<Self, IndexError> {
+        let dir = dir.to_path_buf();
+        let blocking_dir = dir.clone();
+        let (shard, dimension) =
+            tokio::task::spawn_blocking(move || open_or_create(&blocking_dir, dimension, params))
+                .await
+                .map_err(|e| IndexError::Task(e.to_string()))??;
+        Ok(Self {
+            inner: Arc::new(Inner {
+                dir,
+                params,
+                shard: RwLock::new(Some(shard)),
+                gate: RwLock::new(()),
+                dimension: AtomicUsize::new(dimension),
+                upserts_since_optimize: AtomicUsize::new(0),
+                optimizing: AtomicBool::new(false),
+            }),
+        })
+    }
+
+    /// Run `f` with the shard on the blocking pool.
+    async fn with_shard<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&Inner, &EdgeShard) -> Result<T, IndexError> + Send + 'static,
+    ) -> Result<T, IndexError> {
+        let inner = self.inner.clone();
+        tokio::task::spawn_blocking(move || {
+            let guard = inner.shard.read().unwrap_or_else(|e| e.into_inner());
+            let shard = guard
+                .as_ref()
+                .ok_or_else(|| IndexError::Engine("index is being reset".into()))?;
+            f(&inner, shard)
+        })
+        .await
+        .map_err(|e| IndexError::Task(e.to_string()))?
+    }
+
+    /// Build HNSW graphs and merge segments now (blocking the caller until done).
+    pub async fn optimize(&self) -> Result<(), IndexError> {
+        self.with_shard(|inner, shard| inner.optimize(shard)).await
+    }
+
+    fn maybe_optimize_in_background(&self, added: usize) {
+        let total = self
+            .inner
+            .upserts_since_optimize
+            .fetch_add(added, Ordering::Relaxed)
+            + added;
+        if total < OPTIMIZE_EVERY || self.inner.optimizing.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let inner = self.inner.clone();
+        tokio::task::spawn_blocking(move || {
+            let guard = inner.shard.read().unwrap_or_else(|e| e.into_inner());
+            if let Some(shard) = guard.as_ref()
+                && let Err(e) = inner.optimize(shard)
+            {
+                tracing::warn!(error = %e, "background index optimisation failed");
+            }
+            inner.optimizing.store(false, Ordering::Release);
+        });
+    }
+}
+
+impl Inner {
+    fn optimize(&self, shard: &EdgeShard) -> Result<(), IndexError> {
+        let _gate = self.gate.read().unwrap_or_else(|e| e.into_inner());
+        self.upserts_since_optimize.store(0, Ordering::Relaxed);
+        let started = std::time::Instant::now();
+        shard.optimize().map_err(engine)?;
+        tracing::debug!(seconds = started.elapsed().as_secs_f64(), "index optimised");
+        Ok(())
+    }
+
+    fn update(&self, shard: &EdgeShard, op: UpdateOperation) -> Result<(), IndexError> {
+        let _gate = self.gate.read().unwrap_or_else(|e| e.into_inner());
+        shard.update(op).map_err(engine)
+    }
+
+    /// Flush without ever queueing behind a long optimisation as a waiting writer (which would
+    /// stall every update behind us): poll for the exclusive gate instead.
+    fn flush(&self, shard: &EdgeShard) {
+        loop {
+            if let Ok(_gate) = self.gate.try_write() {
+                shard.flush();
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+fn filter(query: &IndexQuery) -> Filter {
+    let strings = |items: Vec<&str>| items.into_iter().map(str::to_owned).collect::<Vec<_>>();
+    let mut must = vec![
+        Condition::Field(FieldCondition::new_match(
+            key("namespace"),
+            Match::from(query.namespace.clone()),
+        )),
+        Condition::Field(FieldCondition::new_match(
+            key("status"),
+            Match::from(strings(query.statuses.iter().map(|s| s.as_str()).collect())),
+        )),
+    ];
+    if !query.memory_types.is_empty() {
+        must.push(Condition::Field(FieldCondition::new_match(
+            key("memory_type"),
+            Match::from(strings(
+                query.memory_types.iter().map(|t| t.as_str()).collect(),
+            )),
+        )));
+    }
+    if query.created_from.is_some() || query.created_to.is_some() {
+        must.push(Condition::Field(FieldCondition::new_range(
+            key("created_at"),
+            Range {
+                gte: query.created_from.map(|v| OrderedFloat(v as f64)),
+                lte: query.created_to.map(|v| OrderedFloat(v as f64)),
+                gt: None,
+                lt: None,
+            },
+        )));
+    }
+    Filter {
+        must: Some(must),
+        ..Default::default()
+    }
+}
+
+fn point(p: IndexPoint) -> PointStructPersisted {
+    PointStruct::new(
+        PointId::Uuid(p.id),
+        p.vector,
+        json!({
+            "namespace": p.namespace,
+            "memory_type": p.memory_type.as_str(),
+            "status": p.status.as_str(),
+            "created_at": p.created_at,
+        }),
+    )
+    .into()
+}
+
+#[async_trait]
+impl VectorIndex for EdgeIndex {
+    fn dimension(&self) -> usize {
+        self.inner.dimension.load(Ordering::Acquire)
+    }
+
+    async fn upsert(&self, points: Vec<IndexPoint>) -> Result<(), IndexError> {
+        if points.is_empty() {
+            return Ok(());
+        }
+        let expected = self.dimension();
+        if let Some(bad) = points.iter().find(|p| p.vector.len() != expected) {
+            return Err(IndexError::Dimension {
+                expected,
+                got: bad.vector.len(),
+            });
+        }
+        let n = points.len();
+        let batch = points.into_iter().map(point).collect();
+        self.with_shard(move |inner, shard| {
+            inner.update(
+                shard,
+                UpdateOperation::PointOperation(PointOperations::UpsertPoints(
+                    PointInsertOperations::PointsList(batch),
+                )),
+            )
+        })
+        .await?;
+        self.maybe_optimize_in_background(n);
+        Ok(())
+    }
+
+    async fn delete(&self, ids: Vec<MemoryId>) -> Result<(), IndexError> {
+        if ids.is_empty() {
+            return Ok(());
+        }
+        let ids = ids.into_iter().map(PointId::Uuid).collect();
+        self.with_shard(move |inner, shard| {
+            inner.update(
+                shard,
+                UpdateOperation::PointOperation(PointOperations::DeletePoints { ids }),
+            )
+        })
+        .await
+    }
+
+    async fn search(&self, query: IndexQuery) -> Result<Vec<Hit>, IndexError> {
+        let expected = self.dimension();
+        if query.vector.len() != expected {
+            return Err(IndexError::Dimension {
+                expected,
+                got: query.vector.len(),
+            });
+        }
+        self.with_shard(move |inner, shard| {
+            let request = SearchRequest {
+                query: QueryEnum::Nearest(NamedQuery::default_dense(query.vector.clone())),
+                filter: Some(filter(&query)),
+                params: Some(SearchParams {
+                    hnsw_ef: Some(inner.params.ef.max(query.limit)),
+                    ..Default::default()
+                }),
+                limit: query.limit,
+                offset: 0,
+                with_payload: Some(WithPayloadInterface::Bool(false)),
+                with_vector: None,
+                score_threshold: None,
+            };
+            let points = shard.search(request).map_err(engine)?;
+            Ok(points
+                .into_iter()
+                .filter_map(|p| match p.id {
+                    PointId::Uuid(id) => Some(Hit { id, score: p.score }),
+                    PointId::NumId(_) => None,
+                })
+                .collect())
+        })
+        .await
+    }
+
+    async fn count(&self) -> Result<usize, IndexError> {
+        self.with_shard(|_, shard| {
+            shard
+                .count(CountRequest {
+                    filter: None,
+                    exact: true,
+                })
+                .map_err(engine)
+        })
+        .await
+    }
+
+    async fn reset(&self, dimension: usize) -> Result<(), IndexError> {
+        let inner = self.inner.clone();
+        tokio::task::spawn_blocking(move || {
+            let mut guard = inner.shard.write().unwrap_or_else(|e| e.into_inner());
+            let _gate = inner.gate.write().unwrap_or_else(|e| e.into_inner());
+            // Dropping the shard flushes it; nothing else can touch it while we hold both locks.
+            drop(guard.take());
+            std::fs::remove_dir_all(&inner.dir).or_else(|e| {
+                if e.kind() == std::io::ErrorKind::NotFound {
+                    Ok(())
+                } else {
+                    Err(engine(e))
+                }
+            })?;
+            *guard = Some(create(&inner.dir, dimension, inner.params)?);
+            inner.dimension.store(dimension, Ordering::Release);
+            inner.upserts_since_optimize.store(0, Ordering::Relaxed);
+            Ok(())
+        })
+        .await
+        .map_err(|e| IndexError::Task(e.to_string()))?
+    }
+
+    async fn flush(&self) -> Result<(), IndexError> {
+        self.with_shard(|inner, shard| {
+            inner.flush(shard);
+            Ok(())
+        })
+        .await
+    }
+}

@@ -1,0 +1,15 @@
+//! hindsight: long-term memory for AI agents that maintains itself.
+//! See ARCHITECTURE.md for the map.
+
+pub mod bench;
+pub mod configuration;
+pub mod domain;
+pub mod embed;
+pub mod http;
+pub mod index;
+pub mod lock;
+pub mod mcp;
+pub mod service;
+pub mod startup;
+pub mod store;
+pub mod telemetry;

@@ -1,0 +1,165 @@
+//! Keeping the derived index in step with the store: pending-row repair, full rebuild from stored
+//! vectors, and re-embedding everything with a new embedder (`hindsight reindex`).
+
+use chrono::{DateTime, Utc};
+
+use super::{MemoryService, ServiceError, index_point};
+use crate::domain::{Memory, MemoryId};
+
+/// Meta key recording which embedder produced the stored vectors.
+pub const EMBEDDER_META_KEY: &str = "embedder_id";
+
+const BATCH: i64 = 500;
+
+/// Progress callback payload for long rebuilds.
+#[derive(Debug, Clone, Copy)]
+pub struct ReindexProgress {
+    pub done: usize,
+    pub total: usize,
+}
+
+impl MemoryService {
+    /// Push rows to the index (upsert if indexable, delete otherwise) and clear their pending
+    /// flag. Failures are logged, not returned: the row is committed and stays pending, so the
+    /// next repair pass retries.
+    pub(crate) async fn sync_index(&self, rows: &[Memory]) {
+        if let Err(e) = self.try_sync_index(rows).await {
+            tracing::warn!(error = %e, rows = rows.len(), "index update failed; rows stay pending for repair");
+        }
+    }
+
+    /// Apply rows to the index. Their pending flag is cleared by the next `flush_index`, once the
+    /// engine has made the change durable.
+    async fn try_sync_index(&self, rows: &[Memory]) -> Result<(), ServiceError> {
+        let (upserts, deletes): (Vec<&Memory>, Vec<&Memory>) =
+            rows.iter().partition(|m| m.status.is_indexed());
+        if !upserts.is_empty() {
+            self.index
+                .upsert(upserts.iter().map(|m| index_point(m)).collect())
+                .await?;
+        }
+        if !deletes.is_empty() {
+            self.index
+                .delete(deletes.iter().map(|m| m.id).collect())
+                .await?;
+        }
+        self.note_unflushed(rows.iter().map(|m| (m.id, m.updated_at)));
+        Ok(())
+    }
+
+    pub(crate) fn note_unflushed(&self, rows: impl IntoIterator<Item = (MemoryId, DateTime<Utc>)>) {
+        self.unflushed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .extend(rows);
+    }
+
+    /// Make index changes durable, then clear the pending flag of the rows they covered.
+    /// Returns how many rows were confirmed.
+    pub async fn flush_index(&self) -> Result<usize, ServiceError> {
+        let batch = std::mem::take(&mut *self.unflushed.lock().unwrap_or_else(|e| e.into_inner()));
+        if batch.is_empty() {
+            return Ok(0);
+        }
+        self.index.flush().await?;
+        self.store.mark_indexed(&batch).await?;
+        Ok(batch.len())
+    }
+
+    /// Bring the index up to date with the store: finish every change a crash interrupted, and
+    /// rebuild from the stored vectors if the index lost points (deleted or corrupted files).
+    /// Returns how many rows were repaired.
+    pub async fn repair_index(&self) -> Result<usize, ServiceError> {
+        let mut repaired = 0;
+        loop {
+            let pending = self.store.index_pending(BATCH).await?;
+            if pending.is_empty() {
+                break;
+            }
+            let n = pending.len();
+            self.try_sync_index(&pending).await?;
+            self.flush_index().await?;
+            repaired += n;
+            if (n as i64) < BATCH {
+                break;
+            }
+        }
+        let expected = self.indexable_count().await?;
+        let actual = self.index.count().await?;
+        if actual < expected {
+            tracing::warn!(
+                expected,
+                actual,
+                "index is missing points; rebuilding from the store"
+            );
+            self.rebuild_index(|_| {}).await?;
+            repaired += expected - actual;
+        }
+        if repaired > 0 {
+            tracing::info!(repaired, "index repaired from the store");
+        }
+        Ok(repaired)
+    }
+
+    async fn indexable_count(&self) -> Result<usize, ServiceError> {
+        Ok(self
+            .store
+            .counts()
+            .await?
+            .iter()
+            .filter(|c| c.status.is_indexed())
+            .map(|c| c.count as usize)
+            .sum())
+    }
+
+    /// Drop the index and load it again from the stored vectors (no re-embedding).
+    pub async fn rebuild_index(
+        &self,
+        mut progress: impl FnMut(ReindexProgress),
+    ) -> Result<usize, ServiceError> {
+        let total = self.indexable_count().await?;
+        self.index.reset(self.embedder.dimension()).await?;
+        let mut done = 0;
+        let mut after = None;
+        loop {
+            let rows = self.store.indexable_after(after, BATCH).await?;
+            let Some(last) = rows.last() else { break };
+            after = Some(last.id);
+            self.index
+                .upsert(rows.iter().map(super::index_point).collect())
+                .await?;
+            done += rows.len();
+            progress(ReindexProgress { done, total });
+        }
+        self.index.flush().await?;
+        Ok(done)
+    }
+
+    /// Re-embed every indexable row with the configured embedder, rebuild the index, and record
+    /// the embedder as the data's. The fix for an embedder mismatch.
+    pub async fn reindex(
+        &mut self,
+        mut progress: impl FnMut(ReindexProgress),
+    ) -> Result<usize, ServiceError> {
+        let total = self.indexable_count().await?;
+        let model = self.embedder.id().to_owned();
+        let mut done = 0;
+        let mut after = None;
+        loop {
+            let rows = self.store.indexable_after(after, BATCH).await?;
+            let Some(last) = rows.last() else { break };
+            after = Some(last.id);
+            let texts: Vec<String> = rows.iter().map(|m| m.content.clone()).collect();
+            let vectors = self.embedder.embed(&texts).await?;
+            for (row, vector) in rows.iter().zip(&vectors) {
+                self.store.set_embedding(row.id, &model, vector).await?;
+            }
+            done += rows.len();
+            progress(ReindexProgress { done, total });
+        }
+        self.store.meta_set(EMBEDDER_META_KEY, &model).await?;
+        self.mismatch = None;
+        self.rebuild_index(|_| {}).await?;
+        Ok(done)
+    }
+}

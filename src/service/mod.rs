@@ -1,0 +1,185 @@
+//! The memory service: the write / search / forget rules over a store, a vector index and an
+//! embedder. Transports (MCP, CLI) call this and nothing below it.
+//!
+//! Invariant: a row change commits first with `index_pending = 1`, then the index is updated,
+//! and the flag is cleared only after the index engine has flushed that change to disk
+//! (`flush_index`, about once a second). A crash anywhere in between leaves the flag set, and
+//! `repair_index` (run at start and periodically) finishes the job. Search re-reads every hit from the store, so a stale
+//! point can never surface a forgotten or expired memory.
+
+mod forget;
+mod maintenance;
+pub mod requests;
+mod responses;
+mod search;
+mod write;
+
+use std::sync::Arc;
+
+use crate::configuration::Settings;
+use chrono::{DateTime, Utc};
+
+use crate::domain::{Memory, MemoryId, ValidationError};
+use crate::embed::{EmbedError, Embedder};
+use crate::index::{IndexError, IndexPoint, VectorIndex};
+use crate::store::{MemoryStore, StoreError};
+
+pub use maintenance::{EMBEDDER_META_KEY, ReindexProgress};
+pub use requests::{Args, ForgetRequest, SearchRequest, WriteRequest};
+pub use responses::{ForgetResult, SearchHit, SearchResult, WriteResult, WriteStatus};
+
+#[derive(Debug, thiserror::Error)]
+pub enum ServiceError {
+    #[error("invalid argument {0}")]
+    Invalid(#[from] ValidationError),
+    #[error(
+        "the stored memories were embedded with `{stored}` but `{configured}` is configured; \
+         searching would return wrong results. Run `hindsight reindex` to re-embed them with \
+         `{configured}`, or configure `{stored}` again"
+    )]
+    EmbedderMismatch { stored: String, configured: String },
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Index(#[from] IndexError),
+    #[error(transparent)]
+    Embed(#[from] EmbedError),
+}
+
+impl ServiceError {
+    /// Errors the caller can fix by changing the request (vs. server-side failures).
+    pub fn is_client_error(&self) -> bool {
+        matches!(self, Self::Invalid(_))
+    }
+}
+
+/// The rules' knobs, taken from `Settings`.
+#[derive(Debug, Clone)]
+pub struct Rules {
+    pub min_importance: f64,
+    pub dedup_threshold: f64,
+    pub working_ttl_hours: f64,
+    pub max_content_chars: usize,
+    pub weight_similarity: f64,
+    pub weight_recency: f64,
+    pub weight_importance: f64,
+    pub recency_lambda: f64,
+    pub search_overfetch: usize,
+}
+
+impl From<&Settings> for Rules {
+    fn from(s: &Settings) -> Self {
+        Self {
+            min_importance: s.min_importance,
+            dedup_threshold: s.dedup_threshold,
+            working_ttl_hours: s.working_ttl_hours,
+            max_content_chars: s.max_content_chars,
+            weight_similarity: s.weight_similarity,
+            weight_recency: s.weight_recency,
+            weight_importance: s.weight_importance,
+            recency_lambda: s.recency_lambda,
+            search_overfetch: s.search_overfetch,
+        }
+    }
+}
+
+impl Default for Rules {
+    fn default() -> Self {
+        Self::from(&Settings::default())
+    }
+}
+
+pub struct MemoryService {
+    store: Arc<dyn MemoryStore>,
+    index: Arc<dyn VectorIndex>,
+    embedder: Arc<dyn Embedder>,
+    rules: Rules,
+    /// Serialises dedup-check-then-insert within this process.
+    write_lock: tokio::sync::Mutex<()>,
+    /// Set when the data was embedded with another embedder: search and write refuse.
+    mismatch: Option<String>,
+    /// Rows applied to the index but not yet flushed by the engine (still `index_pending`).
+    unflushed: std::sync::Mutex<Vec<(MemoryId, DateTime<Utc>)>>,
+}
+
+impl MemoryService {
+    /// Wire the parts together, record (or check) which embedder the data belongs to, and
+    /// repair the index from the store.
+    pub async fn start(
+        store: Arc<dyn MemoryStore>,
+        index: Arc<dyn VectorIndex>,
+        embedder: Arc<dyn Embedder>,
+        rules: Rules,
+    ) -> Result<Self, ServiceError> {
+        let mismatch = match store.meta_get(EMBEDDER_META_KEY).await? {
+            None => {
+                store.meta_set(EMBEDDER_META_KEY, embedder.id()).await?;
+                None
+            }
+            Some(stored) if stored == embedder.id() => None,
+            Some(stored) => {
+                tracing::warn!(stored = %stored, configured = %embedder.id(),
+                    "embedder changed since the data was indexed; run `hindsight reindex`");
+                Some(stored)
+            }
+        };
+        let service = Self {
+            store,
+            index,
+            embedder,
+            rules,
+            write_lock: tokio::sync::Mutex::new(()),
+            mismatch,
+            unflushed: std::sync::Mutex::new(Vec::new()),
+        };
+        if service.mismatch.is_none() {
+            service.repair_index().await?;
+        }
+        Ok(service)
+    }
+
+    pub fn store(&self) -> &Arc<dyn MemoryStore> {
+        &self.store
+    }
+
+    pub fn index(&self) -> &Arc<dyn VectorIndex> {
+        &self.index
+    }
+
+    pub fn embedder(&self) -> &Arc<dyn Embedder> {
+        &self.embedder
+    }
+
+    pub fn rules(&self) -> &Rules {
+        &self.rules
+    }
+
+    fn ensure_embedder_matches(&self) -> Result<(), ServiceError> {
+        match &self.mismatch {
+            None => Ok(()),
+            Some(stored) => Err(ServiceError::EmbedderMismatch {
+                stored: stored.clone(),
+                configured: self.embedder.id().to_owned(),
+            }),
+        }
+    }
+
+    async fn embed_one(&self, text: &str) -> Result<Vec<f32>, ServiceError> {
+        let mut vectors = self.embedder.embed(&[text.to_owned()]).await?;
+        vectors.pop().ok_or(ServiceError::Embed(EmbedError::Count {
+            expected: 1,
+            got: 0,
+        }))
+    }
+}
+
+pub(crate) fn index_point(memory: &Memory) -> IndexPoint {
+    IndexPoint {
+        id: memory.id,
+        vector: memory.embedding.clone(),
+        namespace: memory.namespace.clone(),
+        memory_type: memory.memory_type,
+        status: memory.status,
+        created_at: memory.created_at.timestamp(),
+    }
+}

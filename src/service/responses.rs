@@ -1,0 +1,72 @@
+//! Result shapes, serialised as the tools' JSON results.
+
+use chrono::{DateTime, Utc};
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::domain::{MemoryId, MemoryType, Status};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum WriteStatus {
+    Stored,
+    Skipped,
+    Merged,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct WriteResult {
+    /// `stored` (new memory), `merged` (folded into a near-duplicate) or `skipped` (not stored).
+    pub status: WriteStatus,
+    /// The memory that now holds this content (absent when skipped).
+    pub memory_id: Option<MemoryId>,
+    /// Why it was skipped or merged, e.g. `low_importance`, `duplicate`.
+    pub reason: Option<String>,
+    /// The existing memory this write was merged into.
+    pub duplicate_of: Option<MemoryId>,
+    /// Older memories about the same entity and attribute, now deprecated by this one.
+    pub superseded: Vec<MemoryId>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct SearchHit {
+    pub id: MemoryId,
+    pub content: String,
+    pub memory_type: MemoryType,
+    pub namespace: String,
+    #[schemars(with = "String")]
+    pub status: Status,
+    pub importance: f64,
+    pub entity: Option<String>,
+    pub attribute: Option<String>,
+    pub created_at: DateTime<Utc>,
+    pub expires_at: Option<DateTime<Utc>>,
+    pub source: Value,
+    pub merged_sources: Value,
+    pub metadata: Value,
+    pub deprecated_by: Option<MemoryId>,
+    /// The final ranking score: weighted similarity + recency + importance.
+    pub score: f64,
+    /// Cosine similarity between query and memory.
+    pub similarity: f64,
+    /// exp(-λ·days since created).
+    pub recency: f64,
+    /// Access count before this search.
+    pub access_count: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct SearchResult {
+    /// Best first.
+    pub memories: Vec<SearchHit>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct ForgetResult {
+    /// How many memories were forgotten.
+    pub forgotten: usize,
+    pub ids: Vec<MemoryId>,
+    /// `soft` (row kept for audit) or `hard` (row deleted).
+    pub mode: String,
+}

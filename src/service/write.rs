@@ -1,0 +1,212 @@
+//! `memory_write`: importance gate → dedup/merge → entity-attribute supersede → store → index.
+
+use chrono::{Duration, Utc};
+use serde_json::json;
+use uuid::Uuid;
+
+use super::requests::{ValidWrite, WriteRequest};
+use super::{MemoryService, ServiceError, WriteResult, WriteStatus};
+use crate::domain::{Memory, MemoryType, NewMemory, Status};
+use crate::embed::cosine;
+use crate::index::IndexQuery;
+use crate::store::{MergeUpdate, StoreError};
+
+/// How many nearest neighbours the dedup check looks at.
+const DEDUP_CANDIDATES: usize = 5;
+
+impl MemoryService {
+    pub async fn write(&self, request: &WriteRequest) -> Result<WriteResult, ServiceError> {
+        let valid = request.validate(self.rules.max_content_chars)?;
+        if valid.importance.value() < self.rules.min_importance {
+            return Ok(WriteResult {
+                status: WriteStatus::Skipped,
+                memory_id: None,
+                reason: Some("low_importance".to_owned()),
+                duplicate_of: None,
+                superseded: vec![],
+            });
+        }
+        self.ensure_embedder_matches()?;
+        let embedding = self.embed_one(valid.content.as_str()).await?;
+
+        let _guard = self.write_lock.lock().await;
+        if let Some(existing) = self.find_duplicate(&valid, &embedding).await? {
+            return self.merge_into(existing, valid, embedding).await;
+        }
+        // A concurrent writer in another process may take the (entity, attribute) slot between
+        // our read and our insert; the unique index turns that into FactConflict: read again.
+        let mut attempts = 0;
+        loop {
+            attempts += 1;
+            match self.insert_new(&valid, &embedding).await {
+                Err(ServiceError::Store(StoreError::FactConflict { .. })) if attempts < 3 => {
+                    continue;
+                }
+                other => return other,
+            }
+        }
+    }
+
+    /// The most similar active memory of the same namespace and type above the dedup threshold,
+    /// unless it is a different (entity, attribute) fact.
+    async fn find_duplicate(
+        &self,
+        valid: &ValidWrite,
+        embedding: &[f32],
+    ) -> Result<Option<Memory>, ServiceError> {
+        let hits = self
+            .index
+            .search(IndexQuery {
+                vector: embedding.to_vec(),
+                namespace: valid.namespace.as_str().to_owned(),
+                memory_types: vec![valid.memory_type],
+                statuses: vec![Status::Active],
+                created_from: None,
+                created_to: None,
+                limit: DEDUP_CANDIDATES,
+            })
+            .await?;
+        let ids: Vec<_> = hits
+            .iter()
+            .filter(|h| f64::from(h.score) > self.rules.dedup_threshold - 0.01)
+            .map(|h| h.id)
+            .collect();
+        if ids.is_empty() {
+            return Ok(None);
+        }
+        let now = Utc::now();
+        let mut candidates: Vec<(f64, Memory)> = self
+            .store
+            .get_many(&ids)
+            .await?
+            .into_iter()
+            .filter(|m| {
+                m.status == Status::Active
+                    && !m.is_expired_at(now)
+                    && m.namespace == valid.namespace.as_str()
+                    && m.memory_type == valid.memory_type
+            })
+            // Exact cosine on the stored vectors: the index may be approximate.
+            .map(|m| (f64::from(cosine(&m.embedding, embedding)), m))
+            .filter(|(sim, _)| *sim > self.rules.dedup_threshold)
+            .filter(|(_, m)| same_fact_or_unkeyed(valid, m))
+            .collect();
+        candidates.sort_by(|a, b| b.0.total_cmp(&a.0));
+        Ok(candidates.into_iter().next().map(|(_, m)| m))
+    }
+
+    async fn merge_into(
+        &self,
+        existing: Memory,
+        valid: ValidWrite,
+        embedding: Vec<f32>,
+    ) -> Result<WriteResult, ServiceError> {
+        let now = Utc::now();
+        // Working and episodic memories describe the present: the newer wording wins. A semantic
+        // fact keeps its reviewed wording; the new write only adds provenance.
+        let replace = matches!(
+            valid.memory_type,
+            MemoryType::Working | MemoryType::Episodic
+        ) && existing.content != valid.content.as_str();
+        let mut entry = json!({ "at": now, "source": valid.source });
+        if replace {
+            entry["replaced_content"] = json!(existing.content);
+        }
+        let update = MergeUpdate {
+            id: existing.id,
+            replace_content: replace
+                .then(|| (valid.content.as_str().to_owned(), embedding.clone())),
+            importance: valid.importance.value(),
+            merged_source: entry,
+            expires_at: self.expiry(&valid, now),
+            at: now,
+        };
+        let Some(merged) = self.store.merge(&update).await? else {
+            // The duplicate stopped being active between the check and the merge.
+            return self.insert_new(&valid, &embedding).await;
+        };
+        if replace {
+            self.sync_index(&[merged]).await;
+        }
+        tracing::debug!(memory_id = %existing.id, "write merged into near-duplicate");
+        Ok(WriteResult {
+            status: WriteStatus::Merged,
+            memory_id: Some(existing.id),
+            reason: Some("duplicate".to_owned()),
+            duplicate_of: Some(existing.id),
+            superseded: vec![],
+        })
+    }
+
+    async fn insert_new(
+        &self,
+        valid: &ValidWrite,
+        embedding: &[f32],
+    ) -> Result<WriteResult, ServiceError> {
+        let now = Utc::now();
+        let superseded = match (&valid.entity, &valid.attribute) {
+            (Some(entity), Some(attribute)) => {
+                self.store
+                    .active_facts(&valid.namespace, entity, attribute)
+                    .await?
+            }
+            _ => vec![],
+        };
+        let superseded_ids: Vec<_> = superseded.iter().map(|m| m.id).collect();
+        let memory = NewMemory {
+            id: Uuid::now_v7(),
+            namespace: valid.namespace.clone(),
+            memory_type: valid.memory_type,
+            content: valid.content.clone(),
+            importance: valid.importance,
+            entity: valid.entity.clone(),
+            attribute: valid.attribute.clone(),
+            source: valid.source.clone(),
+            metadata: valid.metadata.clone(),
+            created_at: now,
+            expires_at: self.expiry(valid, now),
+            embedding_model: self.embedder.id().to_owned(),
+            embedding: embedding.to_vec(),
+        }
+        .into_memory();
+        self.store.insert(&memory, &superseded_ids).await?;
+
+        let mut changed = vec![memory.clone()];
+        changed.extend(superseded.into_iter().map(|mut m| {
+            m.status = Status::Deprecated;
+            m.deprecated_at = Some(now);
+            m.deprecated_by = Some(memory.id);
+            m.updated_at = now;
+            m
+        }));
+        self.sync_index(&changed).await;
+        Ok(WriteResult {
+            status: WriteStatus::Stored,
+            memory_id: Some(memory.id),
+            reason: None,
+            duplicate_of: None,
+            superseded: superseded_ids,
+        })
+    }
+
+    fn expiry(
+        &self,
+        valid: &ValidWrite,
+        now: chrono::DateTime<Utc>,
+    ) -> Option<chrono::DateTime<Utc>> {
+        let default_ttl = (valid.memory_type == MemoryType::Working)
+            .then(|| Duration::milliseconds((self.rules.working_ttl_hours * 3_600_000.0) as i64));
+        valid.ttl.or(default_ttl).map(|ttl| now + ttl)
+    }
+}
+
+/// A near-duplicate only merges when it is not a different keyed fact: "user.city = Paris" must
+/// not swallow "user.hometown = Paris" however similar the sentences are.
+fn same_fact_or_unkeyed(valid: &ValidWrite, existing: &Memory) -> bool {
+    match (&valid.entity, &valid.attribute) {
+        (Some(_), Some(_)) => {
+            existing.entity == valid.entity && existing.attribute == valid.attribute
+        }
+        _ => true,
+    }
+}

@@ -1,0 +1,199 @@
+//! Assembling the daemon from `Settings`: open the store, pick the embedder, open the index,
+//! start the service; then run it as an HTTP daemon (`serve`) or over stdio (`mcp`).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+use crate::configuration::{EmbedderKind, Settings};
+use crate::embed::{BuiltinEmbedder, EmbedError, Embedder, OpenAiEmbedder, OpenAiEmbedderConfig};
+use crate::index::{EdgeIndex, HnswParams, IndexError};
+use crate::lock::{Acquired, DataDirLock, Endpoint, LockError, read_endpoint};
+use crate::service::{MemoryService, Rules, ServiceError};
+use crate::store::{SqliteStore, StoreError};
+
+/// How often index changes are flushed to disk (and their rows' pending flags cleared).
+const FLUSH_INTERVAL: Duration = Duration::from_secs(1);
+/// How often the daemon retries index writes that failed (rows left `index_pending`).
+const REPAIR_INTERVAL: Duration = Duration::from_secs(30);
+
+#[derive(Debug, thiserror::Error)]
+pub enum StartupError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Index(#[from] IndexError),
+    #[error("embedder: {0}")]
+    Embed(#[from] EmbedError),
+    #[error(transparent)]
+    Service(#[from] ServiceError),
+    #[error(transparent)]
+    Lock(#[from] LockError),
+    #[error("cannot listen on {addr}: {source}")]
+    Listen {
+        addr: String,
+        source: std::io::Error,
+    },
+    #[error(
+        "data dir {dir} is in use by another hindsight process{owner}; stop it first, \
+         or point this command at another --data-dir"
+    )]
+    DataDirInUse { dir: String, owner: String },
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// The embedder named by the settings. For `openai` without `embed_dimension`, one probe call
+/// learns the vector size.
+pub async fn embedder(settings: &Settings) -> Result<Arc<dyn Embedder>, StartupError> {
+    match settings.embedder {
+        EmbedderKind::Builtin => Ok(Arc::new(BuiltinEmbedder::new())),
+        EmbedderKind::Openai => {
+            let mut config = OpenAiEmbedderConfig {
+                base_url: settings.embed_base_url.clone().unwrap_or_default(),
+                model: settings.embed_model.clone().unwrap_or_default(),
+                api_key: settings.embed_api_key.clone(),
+                dimension: settings.embed_dimension.unwrap_or(0),
+                timeout: Duration::from_secs(settings.embed_timeout_secs),
+                batch_size: 64,
+            };
+            if config.dimension == 0 {
+                let probe = crate::embed::probe_dimension(&config).await?;
+                tracing::info!(
+                    dimension = probe,
+                    "probed the embedding endpoint's vector size"
+                );
+                config.dimension = probe;
+            }
+            Ok(Arc::new(OpenAiEmbedder::new(config)?))
+        }
+    }
+}
+
+/// Open store, embedder and index, and start the service (which repairs the index).
+pub async fn build_service(settings: &Settings) -> Result<MemoryService, StartupError> {
+    std::fs::create_dir_all(&settings.data_dir)?;
+    let store = Arc::new(SqliteStore::open(&settings.sqlite_path()).await?);
+    let embedder = embedder(settings).await?;
+    let index = EdgeIndex::open(
+        &settings.index_dir(),
+        embedder.dimension(),
+        HnswParams {
+            m: settings.hnsw_m,
+            ef_construct: settings.hnsw_ef_construct,
+            ef: settings.hnsw_ef,
+        },
+    )
+    .await?;
+    Ok(MemoryService::start(store, Arc::new(index), embedder, Rules::from(settings)).await?)
+}
+
+/// Own the data dir or explain who does.
+pub fn acquire(settings: &Settings) -> Result<DataDirLock, StartupError> {
+    match DataDirLock::try_acquire(&settings.data_dir)? {
+        Acquired::Owner(lock) => Ok(lock),
+        Acquired::Taken => Err(StartupError::DataDirInUse {
+            dir: settings.data_dir.display().to_string(),
+            owner: read_endpoint(&settings.data_dir)
+                .map(|e| format!(" (pid {}, {} at {})", e.pid, e.mode, e.url))
+                .unwrap_or_default(),
+        }),
+    }
+}
+
+pub async fn bind(addr: &str) -> Result<TcpListener, StartupError> {
+    TcpListener::bind(addr)
+        .await
+        .map_err(|source| StartupError::Listen {
+            addr: addr.to_owned(),
+            source,
+        })
+}
+
+/// Serve HTTP on `listener` until `shutdown` fires, with periodic index repair.
+pub async fn serve_http(
+    service: Arc<MemoryService>,
+    listener: TcpListener,
+    auth_token: Option<String>,
+    shutdown: CancellationToken,
+) -> Result<(), StartupError> {
+    let app = crate::http::router(service.clone(), auth_token, shutdown.clone());
+    let maintenance = tokio::spawn(index_maintenance(service.clone(), shutdown.clone()));
+    let result = axum::serve(listener, app)
+        .with_graceful_shutdown(shutdown.clone().cancelled_owned())
+        .await;
+    shutdown.cancel();
+    let _ = maintenance.await;
+    Ok(result?)
+}
+
+/// Flush index changes every second and retry failed ones every 30 s, until shutdown; then a
+/// final flush so a clean stop leaves nothing pending.
+async fn index_maintenance(service: Arc<MemoryService>, shutdown: CancellationToken) {
+    let mut flush = tokio::time::interval(FLUSH_INTERVAL);
+    let mut repair = tokio::time::interval(REPAIR_INTERVAL);
+    repair.tick().await; // start() just repaired
+    loop {
+        tokio::select! {
+            _ = shutdown.cancelled() => break,
+            _ = flush.tick() => {
+                if let Err(e) = service.flush_index().await {
+                    tracing::warn!(error = %e, "index flush failed; rows stay pending");
+                }
+            }
+            _ = repair.tick() => {
+                if let Err(e) = service.repair_index().await {
+                    tracing::warn!(error = %e, "periodic index repair failed");
+                }
+            }
+        }
+    }
+    if let Err(e) = service.flush_index().await {
+        tracing::warn!(error = %e, "final index flush failed; rows stay pending for the next start");
+    }
+}
+
+/// A random bearer token for the private endpoint of a stdio owner.
+pub fn random_token() -> String {
+    use rand::Rng;
+    let bytes: [u8; 24] = rand::rng().random();
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The endpoint another process should use to reach this one.
+pub fn endpoint(mode: &str, local: std::net::SocketAddr, token: Option<String>) -> Endpoint {
+    let host = if local.ip().is_unspecified() {
+        "127.0.0.1".to_owned()
+    } else if local.is_ipv6() {
+        format!("[{}]", local.ip())
+    } else {
+        local.ip().to_string()
+    };
+    Endpoint {
+        pid: std::process::id(),
+        url: format!("http://{host}:{}/mcp", local.port()),
+        token,
+        mode: mode.to_owned(),
+    }
+}
+
+/// Resolves on SIGINT or SIGTERM.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! { _ = ctrl_c => {}, _ = term => {} }
+}

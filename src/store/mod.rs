@@ -1,0 +1,131 @@
+//! The store: memories as rows, the source of truth. One trait, one implementation per database
+//! (SQLite now, PostgreSQL next); the shared behaviour is pinned by the backend-agnostic suite in
+//! `tests/store_suite.rs`.
+
+mod sqlite;
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+
+use crate::domain::{Memory, MemoryId, MemoryType, Namespace, Status};
+
+pub use sqlite::SqliteStore;
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("database error: {0}")]
+    Database(#[from] sqlx::Error),
+    #[error("migration failed: {0}")]
+    Migrate(#[from] sqlx::migrate::MigrateError),
+    #[error("an active memory already holds ({namespace}, {entity}, {attribute}); retry the write")]
+    FactConflict {
+        namespace: String,
+        entity: String,
+        attribute: String,
+    },
+    #[error("corrupt row {id}: {reason}")]
+    Corrupt { id: String, reason: String },
+}
+
+/// Which rows a forget applies to.
+#[derive(Debug, Clone)]
+pub enum ForgetSelector {
+    Id(MemoryId),
+    Filter(ForgetFilter),
+}
+
+#[derive(Debug, Clone)]
+pub struct ForgetFilter {
+    pub namespace: Namespace,
+    pub memory_type: Option<MemoryType>,
+    pub entity: Option<String>,
+    pub created_before: Option<DateTime<Utc>>,
+}
+
+/// A dedup merge: what changes on the surviving row.
+#[derive(Debug, Clone)]
+pub struct MergeUpdate {
+    pub id: MemoryId,
+    /// New content and its embedding, when the merge policy keeps the newer text.
+    pub replace_content: Option<(String, Vec<f32>)>,
+    pub importance: f64,
+    /// Appended to `merged_sources`.
+    pub merged_source: Value,
+    /// The write's own expiry: the row keeps the later of the two, and never expires if
+    /// either never does.
+    pub expires_at: Option<DateTime<Utc>>,
+    pub at: DateTime<Utc>,
+}
+
+/// One row of `stats`.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct CountRow {
+    pub namespace: String,
+    pub memory_type: MemoryType,
+    pub status: Status,
+    pub count: i64,
+}
+
+#[async_trait]
+pub trait MemoryStore: Send + Sync + 'static {
+    /// Insert `memory` (active, index pending) and, in the same transaction, deprecate
+    /// `supersede` (deprecated_by = memory.id). Fails with `FactConflict` if another active row
+    /// took the same (namespace, entity, attribute) meanwhile.
+    async fn insert(&self, memory: &Memory, supersede: &[MemoryId]) -> Result<(), StoreError>;
+
+    /// Apply a dedup merge to an existing row; returns the updated row, or `None` if it is no
+    /// longer active.
+    async fn merge(&self, update: &MergeUpdate) -> Result<Option<Memory>, StoreError>;
+
+    async fn get(&self, id: MemoryId) -> Result<Option<Memory>, StoreError>;
+
+    /// Rows for these ids, in no particular order; unknown ids are left out.
+    async fn get_many(&self, ids: &[MemoryId]) -> Result<Vec<Memory>, StoreError>;
+
+    /// Active rows holding (namespace, entity, attribute).
+    async fn active_facts(
+        &self,
+        namespace: &Namespace,
+        entity: &str,
+        attribute: &str,
+    ) -> Result<Vec<Memory>, StoreError>;
+
+    /// Bump access_count and last_accessed_at of rows returned by a search.
+    async fn record_access(&self, ids: &[MemoryId], at: DateTime<Utc>) -> Result<(), StoreError>;
+
+    /// Soft forget: status `forgotten`, index pending. Hard: rows deleted. Returns affected ids.
+    async fn forget(
+        &self,
+        selector: &ForgetSelector,
+        hard: bool,
+        at: DateTime<Utc>,
+    ) -> Result<Vec<MemoryId>, StoreError>;
+
+    /// Rows whose index entry may be stale, oldest first.
+    async fn index_pending(&self, limit: i64) -> Result<Vec<Memory>, StoreError>;
+
+    /// Clear the pending flag, but only if the row has not changed since `seen_updated_at`
+    /// (a concurrent change keeps it pending for the next repair).
+    async fn mark_indexed(&self, rows: &[(MemoryId, DateTime<Utc>)]) -> Result<(), StoreError>;
+
+    /// Rows that belong in the index (active or deprecated), paged by id, for a rebuild.
+    async fn indexable_after(
+        &self,
+        after: Option<MemoryId>,
+        limit: i64,
+    ) -> Result<Vec<Memory>, StoreError>;
+
+    /// Replace the stored embedding (after a re-embed with a new model).
+    async fn set_embedding(
+        &self,
+        id: MemoryId,
+        model: &str,
+        embedding: &[f32],
+    ) -> Result<(), StoreError>;
+
+    async fn counts(&self) -> Result<Vec<CountRow>, StoreError>;
+
+    async fn meta_get(&self, key: &str) -> Result<Option<String>, StoreError>;
+    async fn meta_set(&self, key: &str, value: &str) -> Result<(), StoreError>;
+}

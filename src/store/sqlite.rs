@@ -1,0 +1,456 @@
+//! SQLite implementation of `MemoryStore` (the embedded default). WAL mode, one file under the
+//! data dir. Id lists are passed as one JSON array and expanded with `json_each`, so every
+//! statement is static SQL.
+
+use std::path::Path;
+use std::str::FromStr;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use chrono::{DateTime, TimeZone, Utc};
+use serde_json::Value;
+use sqlx::Row;
+use sqlx::sqlite::{
+    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteRow,
+    SqliteSynchronous,
+};
+
+use super::{CountRow, ForgetSelector, MemoryStore, MergeUpdate, StoreError};
+use crate::domain::{Memory, MemoryId, MemoryType, Namespace, Status};
+
+pub struct SqliteStore {
+    pool: SqlitePool,
+}
+
+const COLUMNS: &str = "id, namespace, memory_type, content, importance, status, entity, attribute, \
+     source, merged_sources, metadata, created_at, updated_at, expires_at, last_accessed_at, \
+     access_count, deprecated_at, deprecated_by, embedding_model, embedding";
+
+impl SqliteStore {
+    /// Open (creating if needed) the database file and apply migrations.
+    pub async fn open(path: &Path) -> Result<Self, StoreError> {
+        let options = SqliteConnectOptions::new()
+            .filename(path)
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            .synchronous(SqliteSynchronous::Normal)
+            .busy_timeout(Duration::from_secs(10))
+            .foreign_keys(true);
+        let pool = SqlitePoolOptions::new()
+            .max_connections(4)
+            .connect_with(options)
+            .await?;
+        sqlx::migrate!("./migrations/sqlite").run(&pool).await?;
+        Ok(Self { pool })
+    }
+
+    /// For tests and tools: open from a URL such as `sqlite://path/to.db`.
+    pub async fn open_url(url: &str) -> Result<Self, StoreError> {
+        let options = SqliteConnectOptions::from_str(url)?;
+        Self::open(options.get_filename()).await
+    }
+
+    pub fn pool(&self) -> &SqlitePool {
+        &self.pool
+    }
+}
+
+fn ms(at: DateTime<Utc>) -> i64 {
+    at.timestamp_millis()
+}
+
+fn from_ms(value: i64) -> DateTime<Utc> {
+    Utc.timestamp_millis_opt(value)
+        .single()
+        .unwrap_or(DateTime::<Utc>::MIN_UTC)
+}
+
+fn ids_json(ids: &[MemoryId]) -> String {
+    Value::Array(ids.iter().map(|id| Value::String(id.to_string())).collect()).to_string()
+}
+
+pub(crate) fn embedding_to_bytes(embedding: &[f32]) -> Vec<u8> {
+    embedding.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+pub(crate) fn embedding_from_bytes(bytes: &[u8]) -> Option<Vec<f32>> {
+    if bytes.len() % 4 != 0 {
+        return None;
+    }
+    Some(
+        bytes
+            .chunks_exact(4)
+            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect(),
+    )
+}
+
+fn corrupt(id: &str, reason: impl Into<String>) -> StoreError {
+    StoreError::Corrupt {
+        id: id.to_owned(),
+        reason: reason.into(),
+    }
+}
+
+fn parse_json(id: &str, column: &str, text: &str) -> Result<Value, StoreError> {
+    serde_json::from_str(text).map_err(|e| corrupt(id, format!("{column}: {e}")))
+}
+
+fn row_to_memory(row: &SqliteRow) -> Result<Memory, StoreError> {
+    let id_text: String = row.try_get("id")?;
+    let id = MemoryId::parse_str(&id_text).map_err(|e| corrupt(&id_text, e.to_string()))?;
+    let memory_type = MemoryType::parse(row.try_get::<&str, _>("memory_type")?)
+        .map_err(|e| corrupt(&id_text, e.to_string()))?;
+    let status = Status::parse(row.try_get::<&str, _>("status")?)
+        .map_err(|e| corrupt(&id_text, e.to_string()))?;
+    let deprecated_by = row
+        .try_get::<Option<String>, _>("deprecated_by")?
+        .map(|s| MemoryId::parse_str(&s).map_err(|e| corrupt(&id_text, e.to_string())))
+        .transpose()?;
+    let embedding_bytes: Vec<u8> = row.try_get("embedding")?;
+    let embedding = embedding_from_bytes(&embedding_bytes)
+        .ok_or_else(|| corrupt(&id_text, "embedding length is not a multiple of 4"))?;
+    Ok(Memory {
+        id,
+        namespace: row.try_get("namespace")?,
+        memory_type,
+        content: row.try_get("content")?,
+        importance: row.try_get("importance")?,
+        status,
+        entity: row.try_get("entity")?,
+        attribute: row.try_get("attribute")?,
+        source: parse_json(&id_text, "source", row.try_get("source")?)?,
+        merged_sources: parse_json(&id_text, "merged_sources", row.try_get("merged_sources")?)?,
+        metadata: parse_json(&id_text, "metadata", row.try_get("metadata")?)?,
+        created_at: from_ms(row.try_get("created_at")?),
+        updated_at: from_ms(row.try_get("updated_at")?),
+        expires_at: row.try_get::<Option<i64>, _>("expires_at")?.map(from_ms),
+        last_accessed_at: row
+            .try_get::<Option<i64>, _>("last_accessed_at")?
+            .map(from_ms),
+        access_count: row.try_get("access_count")?,
+        deprecated_at: row.try_get::<Option<i64>, _>("deprecated_at")?.map(from_ms),
+        deprecated_by,
+        embedding_model: row.try_get("embedding_model")?,
+        embedding,
+    })
+}
+
+fn rows_to_memories(rows: &[SqliteRow]) -> Result<Vec<Memory>, StoreError> {
+    rows.iter().map(row_to_memory).collect()
+}
+
+fn is_unique_violation(err: &sqlx::Error) -> bool {
+    matches!(err, sqlx::Error::Database(db) if db.is_unique_violation())
+}
+
+#[async_trait]
+impl MemoryStore for SqliteStore {
+    async fn insert(&self, memory: &Memory, supersede: &[MemoryId]) -> Result<(), StoreError> {
+        // IMMEDIATE takes the write lock up front: no deadlock-prone lock upgrade mid-transaction.
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let now = ms(memory.created_at.max(memory.updated_at));
+        if !supersede.is_empty() {
+            sqlx::query(
+                "UPDATE memories SET status = 'deprecated', deprecated_at = ?1, deprecated_by = ?2, \
+                 updated_at = ?1, index_pending = 1 \
+                 WHERE id IN (SELECT value FROM json_each(?3)) AND status = 'active'",
+            )
+            .bind(now)
+            .bind(memory.id.to_string())
+            .bind(ids_json(supersede))
+            .execute(&mut *tx)
+            .await?;
+        }
+        let result = sqlx::query(
+            "INSERT INTO memories (id, namespace, memory_type, content, importance, status, entity, \
+             attribute, source, merged_sources, metadata, created_at, updated_at, expires_at, \
+             last_accessed_at, access_count, deprecated_at, deprecated_by, embedding_model, \
+             embedding, index_pending) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, 1)",
+        )
+        .bind(memory.id.to_string())
+        .bind(&memory.namespace)
+        .bind(memory.memory_type.as_str())
+        .bind(&memory.content)
+        .bind(memory.importance)
+        .bind(memory.status.as_str())
+        .bind(&memory.entity)
+        .bind(&memory.attribute)
+        .bind(memory.source.to_string())
+        .bind(memory.merged_sources.to_string())
+        .bind(memory.metadata.to_string())
+        .bind(ms(memory.created_at))
+        .bind(ms(memory.updated_at))
+        .bind(memory.expires_at.map(ms))
+        .bind(memory.last_accessed_at.map(ms))
+        .bind(memory.access_count)
+        .bind(memory.deprecated_at.map(ms))
+        .bind(memory.deprecated_by.map(|id| id.to_string()))
+        .bind(&memory.embedding_model)
+        .bind(embedding_to_bytes(&memory.embedding))
+        .execute(&mut *tx)
+        .await;
+        match result {
+            Ok(_) => {}
+            Err(e) if is_unique_violation(&e) => {
+                return Err(StoreError::FactConflict {
+                    namespace: memory.namespace.clone(),
+                    entity: memory.entity.clone().unwrap_or_default(),
+                    attribute: memory.attribute.clone().unwrap_or_default(),
+                });
+            }
+            Err(e) => return Err(e.into()),
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    async fn merge(&self, update: &MergeUpdate) -> Result<Option<Memory>, StoreError> {
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let (content, embedding) = match &update.replace_content {
+            Some((content, embedding)) => {
+                (Some(content.as_str()), Some(embedding_to_bytes(embedding)))
+            }
+            None => (None, None),
+        };
+        let changed = sqlx::query(
+            "UPDATE memories SET \
+               content = COALESCE(?2, content), \
+               embedding = COALESCE(?3, embedding), \
+               importance = MAX(importance, ?4), \
+               merged_sources = json_insert(merged_sources, '$[#]', json(?5)), \
+               updated_at = ?6, \
+               expires_at = CASE WHEN expires_at IS NULL OR ?7 IS NULL THEN NULL \
+                                 ELSE MAX(expires_at, ?7) END, \
+               index_pending = CASE WHEN ?2 IS NULL THEN index_pending ELSE 1 END \
+             WHERE id = ?1 AND status = 'active'",
+        )
+        .bind(update.id.to_string())
+        .bind(content)
+        .bind(embedding)
+        .bind(update.importance)
+        .bind(update.merged_source.to_string())
+        .bind(ms(update.at))
+        .bind(update.expires_at.map(ms))
+        .execute(&mut *tx)
+        .await?
+        .rows_affected();
+        if changed == 0 {
+            return Ok(None);
+        }
+        let row = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT {COLUMNS} FROM memories WHERE id = ?1"
+        )))
+        .bind(update.id.to_string())
+        .fetch_one(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        row_to_memory(&row).map(Some)
+    }
+
+    async fn get(&self, id: MemoryId) -> Result<Option<Memory>, StoreError> {
+        let row = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT {COLUMNS} FROM memories WHERE id = ?1"
+        )))
+        .bind(id.to_string())
+        .fetch_optional(&self.pool)
+        .await?;
+        row.as_ref().map(row_to_memory).transpose()
+    }
+
+    async fn get_many(&self, ids: &[MemoryId]) -> Result<Vec<Memory>, StoreError> {
+        if ids.is_empty() {
+            return Ok(vec![]);
+        }
+        let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT {COLUMNS} FROM memories WHERE id IN (SELECT value FROM json_each(?1))"
+        )))
+        .bind(ids_json(ids))
+        .fetch_all(&self.pool)
+        .await?;
+        rows_to_memories(&rows)
+    }
+
+    async fn active_facts(
+        &self,
+        namespace: &Namespace,
+        entity: &str,
+        attribute: &str,
+    ) -> Result<Vec<Memory>, StoreError> {
+        let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT {COLUMNS} FROM memories \
+             WHERE namespace = ?1 AND entity = ?2 AND attribute = ?3 AND status = 'active'"
+        )))
+        .bind(namespace.as_str())
+        .bind(entity)
+        .bind(attribute)
+        .fetch_all(&self.pool)
+        .await?;
+        rows_to_memories(&rows)
+    }
+
+    async fn record_access(&self, ids: &[MemoryId], at: DateTime<Utc>) -> Result<(), StoreError> {
+        if ids.is_empty() {
+            return Ok(());
+        }
+        sqlx::query(
+            "UPDATE memories SET access_count = access_count + 1, last_accessed_at = ?1 \
+             WHERE id IN (SELECT value FROM json_each(?2))",
+        )
+        .bind(ms(at))
+        .bind(ids_json(ids))
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    async fn forget(
+        &self,
+        selector: &ForgetSelector,
+        hard: bool,
+        at: DateTime<Utc>,
+    ) -> Result<Vec<MemoryId>, StoreError> {
+        // One WHERE clause for both selectors; unused parameters are NULL.
+        let (id, namespace, memory_type, entity, created_before) = match selector {
+            ForgetSelector::Id(id) => (Some(id.to_string()), None, None, None, None),
+            ForgetSelector::Filter(f) => (
+                None,
+                Some(f.namespace.as_str().to_owned()),
+                f.memory_type.map(|t| t.as_str()),
+                f.entity.clone(),
+                f.created_before.map(ms),
+            ),
+        };
+        let filter = "(?1 IS NULL OR id = ?1) AND (?2 IS NULL OR namespace = ?2) \
+             AND (?3 IS NULL OR memory_type = ?3) AND (?4 IS NULL OR entity = ?4) \
+             AND (?5 IS NULL OR created_at < ?5)";
+        let sql = if hard {
+            format!("DELETE FROM memories WHERE {filter} RETURNING id")
+        } else {
+            format!(
+                "UPDATE memories SET status = 'forgotten', updated_at = ?6, index_pending = 1 \
+                 WHERE {filter} AND status <> 'forgotten' RETURNING id"
+            )
+        };
+        let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(id)
+            .bind(namespace)
+            .bind(memory_type)
+            .bind(entity)
+            .bind(created_before)
+            .bind(ms(at))
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter()
+            .map(|row| {
+                let text: String = row.try_get("id")?;
+                MemoryId::parse_str(&text).map_err(|e| corrupt(&text, e.to_string()))
+            })
+            .collect()
+    }
+
+    async fn index_pending(&self, limit: i64) -> Result<Vec<Memory>, StoreError> {
+        let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT {COLUMNS} FROM memories WHERE index_pending = 1 ORDER BY id LIMIT ?1"
+        )))
+        .bind(limit)
+        .fetch_all(&self.pool)
+        .await?;
+        rows_to_memories(&rows)
+    }
+
+    async fn mark_indexed(&self, rows: &[(MemoryId, DateTime<Utc>)]) -> Result<(), StoreError> {
+        if rows.is_empty() {
+            return Ok(());
+        }
+        let pairs = Value::Array(
+            rows.iter()
+                .map(|(id, at)| serde_json::json!([id.to_string(), ms(*at)]))
+                .collect(),
+        );
+        sqlx::query(
+            "UPDATE memories SET index_pending = 0 WHERE index_pending = 1 AND EXISTS ( \
+               SELECT 1 FROM json_each(?1) AS p \
+               WHERE json_extract(p.value, '$[0]') = memories.id \
+                 AND json_extract(p.value, '$[1]') = memories.updated_at)",
+        )
+        .bind(pairs.to_string())
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    async fn indexable_after(
+        &self,
+        after: Option<MemoryId>,
+        limit: i64,
+    ) -> Result<Vec<Memory>, StoreError> {
+        let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT {COLUMNS} FROM memories \
+             WHERE status IN ('active', 'deprecated') AND (?1 IS NULL OR id > ?1) \
+             ORDER BY id LIMIT ?2"
+        )))
+        .bind(after.map(|id| id.to_string()))
+        .bind(limit)
+        .fetch_all(&self.pool)
+        .await?;
+        rows_to_memories(&rows)
+    }
+
+    async fn set_embedding(
+        &self,
+        id: MemoryId,
+        model: &str,
+        embedding: &[f32],
+    ) -> Result<(), StoreError> {
+        sqlx::query("UPDATE memories SET embedding_model = ?2, embedding = ?3 WHERE id = ?1")
+            .bind(id.to_string())
+            .bind(model)
+            .bind(embedding_to_bytes(embedding))
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    async fn counts(&self) -> Result<Vec<CountRow>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT namespace, memory_type, status, COUNT(*) AS n FROM memories \
+             GROUP BY namespace, memory_type, status ORDER BY namespace, memory_type, status",
+        )
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter()
+            .map(|row| {
+                let namespace: String = row.try_get("namespace")?;
+                Ok(CountRow {
+                    memory_type: MemoryType::parse(row.try_get::<&str, _>("memory_type")?)
+                        .map_err(|e| corrupt(&namespace, e.to_string()))?,
+                    status: Status::parse(row.try_get::<&str, _>("status")?)
+                        .map_err(|e| corrupt(&namespace, e.to_string()))?,
+                    count: row.try_get("n")?,
+                    namespace,
+                })
+            })
+            .collect()
+    }
+
+    async fn meta_get(&self, key: &str) -> Result<Option<String>, StoreError> {
+        Ok(sqlx::query_scalar("SELECT value FROM meta WHERE key = ?1")
+            .bind(key)
+            .fetch_optional(&self.pool)
+            .await?)
+    }
+
+    async fn meta_set(&self, key: &str, value: &str) -> Result<(), StoreError> {
+        sqlx::query(
+            "INSERT INTO meta (key, value) VALUES (?1, ?2) \
+             ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        )
+        .bind(key)
+        .bind(value)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+}

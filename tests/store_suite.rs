@@ -1,0 +1,392 @@
+//! The backend-agnostic store suite: every `MemoryStore` implementation must pass every test
+//! here. Each backend gets its own module via `store_suite!`, and each test its own database.
+
+use std::sync::Arc;
+
+use chrono::{Duration, Utc};
+use hindsight::domain::{
+    Content, Importance, Memory, MemoryId, MemoryType, Namespace, NewMemory, Status,
+};
+use hindsight::store::{
+    ForgetFilter, ForgetSelector, MemoryStore, MergeUpdate, SqliteStore, StoreError,
+};
+use serde_json::json;
+use uuid::Uuid;
+
+fn memory(namespace: &str, memory_type: MemoryType, content: &str) -> Memory {
+    NewMemory {
+        id: Uuid::now_v7(),
+        namespace: Namespace::parse(namespace).unwrap(),
+        memory_type,
+        content: Content::parse(content, 1000).unwrap(),
+        importance: Importance::parse(0.5).unwrap(),
+        entity: None,
+        attribute: None,
+        source: json!({"conversation": "c-1"}),
+        metadata: json!({"k": "v"}),
+        created_at: Utc::now(),
+        expires_at: None,
+        embedding_model: "test/3".into(),
+        embedding: vec![0.1, -0.2, 0.3],
+    }
+    .into_memory()
+}
+
+fn fact(entity: &str, attribute: &str, content: &str) -> Memory {
+    let mut m = memory("default", MemoryType::Semantic, content);
+    m.entity = Some(entity.into());
+    m.attribute = Some(attribute.into());
+    m
+}
+
+pub async fn insert_get_roundtrip(store: &dyn MemoryStore) {
+    let mut m = memory("ns-a", MemoryType::Episodic, "the user asked for a report");
+    m.expires_at = Some(m.created_at + Duration::days(3));
+    store.insert(&m, &[]).await.unwrap();
+    let got = store.get(m.id).await.unwrap().expect("row");
+    // Timestamps are stored at millisecond precision.
+    let trunc = |t: chrono::DateTime<Utc>| t.timestamp_millis();
+    assert_eq!(got.content, m.content);
+    assert_eq!(got.namespace, "ns-a");
+    assert_eq!(got.memory_type, MemoryType::Episodic);
+    assert_eq!(got.status, Status::Active);
+    assert_eq!(got.source, m.source);
+    assert_eq!(got.metadata, m.metadata);
+    assert_eq!(got.merged_sources, json!([]));
+    assert_eq!(got.embedding, m.embedding);
+    assert_eq!(trunc(got.created_at), trunc(m.created_at));
+    assert_eq!(got.expires_at.map(trunc), m.expires_at.map(trunc));
+    assert!(store.get(Uuid::now_v7()).await.unwrap().is_none());
+    let many = store.get_many(&[m.id, Uuid::now_v7()]).await.unwrap();
+    assert_eq!(many.len(), 1);
+}
+
+pub async fn supersede_deprecates_in_the_same_transaction(store: &dyn MemoryStore) {
+    let old = fact("user", "city", "The user lives in Paris");
+    store.insert(&old, &[]).await.unwrap();
+    let new = fact("user", "city", "The user lives in Berlin");
+    store.insert(&new, &[old.id]).await.unwrap();
+    let old_row = store.get(old.id).await.unwrap().unwrap();
+    assert_eq!(old_row.status, Status::Deprecated);
+    assert_eq!(old_row.deprecated_by, Some(new.id));
+    assert!(old_row.deprecated_at.is_some());
+    let active = store
+        .active_facts(&Namespace::default(), "user", "city")
+        .await
+        .unwrap();
+    assert_eq!(
+        active.iter().map(|m| m.id).collect::<Vec<_>>(),
+        vec![new.id]
+    );
+}
+
+pub async fn two_active_facts_for_one_key_conflict(store: &dyn MemoryStore) {
+    let a = fact("user", "language", "The user prefers Rust");
+    store.insert(&a, &[]).await.unwrap();
+    let b = fact("user", "language", "The user prefers Go");
+    let err = store.insert(&b, &[]).await.unwrap_err();
+    assert!(matches!(err, StoreError::FactConflict { .. }), "{err}");
+    // Nothing half-written: b is absent, a still active.
+    assert!(store.get(b.id).await.unwrap().is_none());
+    assert_eq!(
+        store.get(a.id).await.unwrap().unwrap().status,
+        Status::Active
+    );
+}
+
+pub async fn merge_updates_content_importance_provenance_and_expiry(store: &dyn MemoryStore) {
+    let mut m = memory("default", MemoryType::Working, "draft the quarterly report");
+    m.expires_at = Some(Utc::now() + Duration::hours(1));
+    store.insert(&m, &[]).await.unwrap();
+    store.mark_indexed(&[(m.id, m.updated_at)]).await.unwrap();
+    let later = Utc::now() + Duration::hours(5);
+    let merged = store
+        .merge(&MergeUpdate {
+            id: m.id,
+            replace_content: Some(("draft the Q3 report".into(), vec![1.0, 0.0, 0.0])),
+            importance: 0.9,
+            merged_source: json!({"source": {"conversation": "c-2"}}),
+            expires_at: Some(later),
+            at: Utc::now(),
+        })
+        .await
+        .unwrap()
+        .expect("active row merges");
+    assert_eq!(merged.content, "draft the Q3 report");
+    assert_eq!(merged.embedding, vec![1.0, 0.0, 0.0]);
+    assert_eq!(merged.importance, 0.9);
+    assert_eq!(
+        merged.merged_sources,
+        json!([{"source": {"conversation": "c-2"}}])
+    );
+    assert_eq!(
+        merged.expires_at.map(|t| t.timestamp_millis()),
+        Some(later.timestamp_millis())
+    );
+    // Content changed, so the index must be told again.
+    assert!(
+        store
+            .index_pending(10)
+            .await
+            .unwrap()
+            .iter()
+            .any(|p| p.id == m.id)
+    );
+
+    // Importance never goes down; no-content merge keeps the text.
+    let again = store
+        .merge(&MergeUpdate {
+            id: m.id,
+            replace_content: None,
+            importance: 0.4,
+            merged_source: json!({"source": null}),
+            expires_at: None,
+            at: Utc::now(),
+        })
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(again.importance, 0.9);
+    assert_eq!(again.content, "draft the Q3 report");
+    assert_eq!(again.merged_sources.as_array().unwrap().len(), 2);
+    // A merge with no expiry makes the memory permanent.
+    assert_eq!(again.expires_at, None);
+}
+
+pub async fn merge_into_inactive_row_is_refused(store: &dyn MemoryStore) {
+    let m = memory("default", MemoryType::Episodic, "something happened");
+    store.insert(&m, &[]).await.unwrap();
+    store
+        .forget(&ForgetSelector::Id(m.id), false, Utc::now())
+        .await
+        .unwrap();
+    let merged = store
+        .merge(&MergeUpdate {
+            id: m.id,
+            replace_content: None,
+            importance: 0.9,
+            merged_source: json!({}),
+            expires_at: None,
+            at: Utc::now(),
+        })
+        .await
+        .unwrap();
+    assert!(merged.is_none());
+}
+
+pub async fn forget_soft_and_hard(store: &dyn MemoryStore) {
+    let a = memory("ns-f", MemoryType::Episodic, "a");
+    let b = memory("ns-f", MemoryType::Semantic, "b");
+    let mut c = memory("ns-f", MemoryType::Episodic, "c");
+    c.entity = Some("bob".into());
+    let other = memory("ns-other", MemoryType::Episodic, "d");
+    for m in [&a, &b, &c, &other] {
+        store.insert(m, &[]).await.unwrap();
+    }
+    // By id, soft: row kept, status forgotten, index pending.
+    let ids = store
+        .forget(&ForgetSelector::Id(a.id), false, Utc::now())
+        .await
+        .unwrap();
+    assert_eq!(ids, vec![a.id]);
+    assert_eq!(
+        store.get(a.id).await.unwrap().unwrap().status,
+        Status::Forgotten
+    );
+    // Forgetting again changes nothing.
+    assert!(
+        store
+            .forget(&ForgetSelector::Id(a.id), false, Utc::now())
+            .await
+            .unwrap()
+            .is_empty()
+    );
+
+    // By filter: entity narrows.
+    let by_entity = ForgetSelector::Filter(ForgetFilter {
+        namespace: Namespace::parse("ns-f").unwrap(),
+        memory_type: None,
+        entity: Some("bob".into()),
+        created_before: None,
+    });
+    assert_eq!(
+        store.forget(&by_entity, false, Utc::now()).await.unwrap(),
+        vec![c.id]
+    );
+
+    // By filter, hard: rows gone, other namespaces untouched.
+    let all = ForgetSelector::Filter(ForgetFilter {
+        namespace: Namespace::parse("ns-f").unwrap(),
+        memory_type: None,
+        entity: None,
+        created_before: Some(Utc::now() + Duration::seconds(5)),
+    });
+    let mut hard = store.forget(&all, true, Utc::now()).await.unwrap();
+    hard.sort();
+    let mut expected = vec![a.id, b.id, c.id];
+    expected.sort();
+    assert_eq!(hard, expected);
+    assert!(store.get(b.id).await.unwrap().is_none());
+    assert!(store.get(other.id).await.unwrap().is_some());
+
+    // created_before excludes newer rows.
+    let newer = ForgetSelector::Filter(ForgetFilter {
+        namespace: Namespace::parse("ns-other").unwrap(),
+        memory_type: Some(MemoryType::Episodic),
+        entity: None,
+        created_before: Some(Utc::now() - Duration::days(1)),
+    });
+    assert!(
+        store
+            .forget(&newer, false, Utc::now())
+            .await
+            .unwrap()
+            .is_empty()
+    );
+}
+
+pub async fn index_pending_is_cleared_only_for_the_version_seen(store: &dyn MemoryStore) {
+    let m = memory("default", MemoryType::Episodic, "pending row");
+    store.insert(&m, &[]).await.unwrap();
+    let pending = store.index_pending(100).await.unwrap();
+    assert!(pending.iter().any(|p| p.id == m.id));
+    // A stale version does not clear the flag.
+    store
+        .mark_indexed(&[(m.id, m.updated_at - Duration::seconds(1))])
+        .await
+        .unwrap();
+    assert!(
+        store
+            .index_pending(100)
+            .await
+            .unwrap()
+            .iter()
+            .any(|p| p.id == m.id)
+    );
+    store.mark_indexed(&[(m.id, m.updated_at)]).await.unwrap();
+    assert!(
+        !store
+            .index_pending(100)
+            .await
+            .unwrap()
+            .iter()
+            .any(|p| p.id == m.id)
+    );
+}
+
+pub async fn access_is_recorded(store: &dyn MemoryStore) {
+    let m = memory("default", MemoryType::Episodic, "accessed");
+    store.insert(&m, &[]).await.unwrap();
+    let at = Utc::now();
+    store.record_access(&[m.id], at).await.unwrap();
+    store.record_access(&[m.id], at).await.unwrap();
+    let got = store.get(m.id).await.unwrap().unwrap();
+    assert_eq!(got.access_count, 2);
+    assert_eq!(
+        got.last_accessed_at.map(|t| t.timestamp_millis()),
+        Some(at.timestamp_millis())
+    );
+}
+
+pub async fn indexable_rows_page_by_id_and_skip_forgotten(store: &dyn MemoryStore) {
+    let mut ids: Vec<MemoryId> = Vec::new();
+    for i in 0..5 {
+        let m = memory("default", MemoryType::Episodic, &format!("row {i}"));
+        store.insert(&m, &[]).await.unwrap();
+        ids.push(m.id);
+    }
+    store
+        .forget(&ForgetSelector::Id(ids[2]), false, Utc::now())
+        .await
+        .unwrap();
+    let first = store.indexable_after(None, 2).await.unwrap();
+    let second = store
+        .indexable_after(first.last().map(|m| m.id), 10)
+        .await
+        .unwrap();
+    let seen: Vec<_> = first.iter().chain(&second).map(|m| m.id).collect();
+    assert_eq!(seen, vec![ids[0], ids[1], ids[3], ids[4]]);
+}
+
+pub async fn counts_and_meta(store: &dyn MemoryStore) {
+    store
+        .insert(&memory("a", MemoryType::Episodic, "1"), &[])
+        .await
+        .unwrap();
+    store
+        .insert(&memory("a", MemoryType::Episodic, "2"), &[])
+        .await
+        .unwrap();
+    store
+        .insert(&memory("b", MemoryType::Semantic, "3"), &[])
+        .await
+        .unwrap();
+    let counts = store.counts().await.unwrap();
+    let a = counts.iter().find(|c| c.namespace == "a").unwrap();
+    assert_eq!(
+        (a.memory_type, a.status, a.count),
+        (MemoryType::Episodic, Status::Active, 2)
+    );
+    assert_eq!(counts.iter().map(|c| c.count).sum::<i64>(), 3);
+
+    assert_eq!(store.meta_get("embedder_id").await.unwrap(), None);
+    store.meta_set("embedder_id", "x").await.unwrap();
+    store.meta_set("embedder_id", "y").await.unwrap();
+    assert_eq!(
+        store.meta_get("embedder_id").await.unwrap().as_deref(),
+        Some("y")
+    );
+}
+
+pub async fn set_embedding_replaces_vector_and_model(store: &dyn MemoryStore) {
+    let m = memory("default", MemoryType::Episodic, "re-embed me");
+    store.insert(&m, &[]).await.unwrap();
+    store
+        .set_embedding(m.id, "other/2", &[0.6, 0.8])
+        .await
+        .unwrap();
+    let got = store.get(m.id).await.unwrap().unwrap();
+    assert_eq!(got.embedding_model, "other/2");
+    assert_eq!(got.embedding, vec![0.6, 0.8]);
+}
+
+macro_rules! store_suite {
+    ($backend:ident, $open:expr) => {
+        mod $backend {
+            use super::*;
+            store_suite!(@tests $open;
+                insert_get_roundtrip,
+                supersede_deprecates_in_the_same_transaction,
+                two_active_facts_for_one_key_conflict,
+                merge_updates_content_importance_provenance_and_expiry,
+                merge_into_inactive_row_is_refused,
+                forget_soft_and_hard,
+                index_pending_is_cleared_only_for_the_version_seen,
+                access_is_recorded,
+                indexable_rows_page_by_id_and_skip_forgotten,
+                counts_and_meta,
+                set_embedding_replaces_vector_and_model,
+            );
+        }
+    };
+    (@tests $open:expr; $($test:ident),* $(,)?) => {
+        $(
+            #[tokio::test]
+            async fn $test() {
+                let (_guard, store) = $open.await;
+                super::$test(&*store).await;
+            }
+        )*
+    };
+}
+
+/// A fresh SQLite database in its own temp dir (removed when the guard drops).
+async fn sqlite() -> (tempfile::TempDir, Arc<dyn MemoryStore>) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(&dir.path().join("test.db"))
+        .await
+        .unwrap();
+    (dir, Arc::new(store))
+}
+
+store_suite!(sqlite_backend, sqlite());
