@@ -1,0 +1,211 @@
+//! Shared test helpers: an in-process service on a temp dir, and the real binary as a child
+//! process (daemon or stdio server) with an rmcp client.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::Duration;
+
+use hindsight::embed::{BuiltinEmbedder, Embedder};
+use hindsight::index::{EdgeIndex, HnswParams, VectorIndex};
+use hindsight::lock::{Endpoint, read_endpoint};
+use hindsight::service::{MemoryService, Rules};
+use hindsight::store::SqliteStore;
+use rmcp::model::{CallToolRequestParams, CallToolResult};
+use rmcp::service::RunningService;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{ConfigureCommandExt, StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::{RoleClient, ServiceExt};
+use serde_json::Value;
+
+pub async fn open_index(dir: &Path, dimension: usize) -> Arc<EdgeIndex> {
+    Arc::new(
+        EdgeIndex::open(&dir.join("index"), dimension, HnswParams::default())
+            .await
+            .unwrap(),
+    )
+}
+
+/// A service over a real SQLite file and a real embedded index in `dir`.
+pub async fn service_with(
+    dir: &Path,
+    index: Arc<dyn VectorIndex>,
+    embedder: Arc<dyn Embedder>,
+) -> MemoryService {
+    let store = Arc::new(SqliteStore::open(&dir.join("hindsight.db")).await.unwrap());
+    MemoryService::start(store, index, embedder, Rules::default())
+        .await
+        .unwrap()
+}
+
+pub async fn service(dir: &Path) -> MemoryService {
+    let embedder = Arc::new(BuiltinEmbedder::new());
+    let index = open_index(dir, embedder.dimension()).await;
+    service_with(dir, index, embedder).await
+}
+
+pub fn binary() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_hindsight"))
+}
+
+/// `hindsight serve` on a random port; killed when dropped.
+pub struct Daemon {
+    pub child: tokio::process::Child,
+    pub endpoint: Endpoint,
+}
+
+impl Daemon {
+    pub async fn start(data_dir: &Path, envs: &[(&str, &str)]) -> Daemon {
+        let mut command = tokio::process::Command::new(binary());
+        command
+            .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
+            .arg(data_dir)
+            .env("HINDSIGHT_CONFIG", data_dir.join("no-such-config.toml"))
+            .env_remove("HINDSIGHT_AUTH_TOKEN")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .kill_on_drop(true);
+        for (k, v) in envs {
+            command.env(k, v);
+        }
+        let mut child = command.spawn().expect("spawn hindsight serve");
+        let endpoint = wait_for_endpoint(data_dir, child.id().expect("pid"), &mut child).await;
+        Daemon { child, endpoint }
+    }
+
+    pub fn base_url(&self) -> String {
+        self.endpoint.url.trim_end_matches("/mcp").to_owned()
+    }
+
+    /// SIGTERM and wait for a clean exit.
+    pub async fn stop(mut self) -> std::process::ExitStatus {
+        if let Some(pid) = self.child.id() {
+            unsafe_kill(pid, "TERM");
+        }
+        tokio::time::timeout(Duration::from_secs(20), self.child.wait())
+            .await
+            .expect("daemon exits within 20 s of SIGTERM")
+            .expect("wait")
+    }
+
+    /// SIGKILL: no chance to flush anything.
+    pub async fn crash(mut self) {
+        self.child.start_kill().expect("kill");
+        let _ = self.child.wait().await;
+    }
+}
+
+fn unsafe_kill(pid: u32, signal: &str) {
+    let status = std::process::Command::new("kill")
+        .arg(format!("-{signal}"))
+        .arg(pid.to_string())
+        .status()
+        .expect("run kill");
+    assert!(status.success());
+}
+
+/// Wait until the process `pid` has published its endpoint in `data_dir`.
+pub async fn wait_for_endpoint(
+    data_dir: &Path,
+    pid: u32,
+    child: &mut tokio::process::Child,
+) -> Endpoint {
+    for _ in 0..600 {
+        if let Some(endpoint) = read_endpoint(data_dir)
+            && endpoint.pid == pid
+            && tokio::net::TcpStream::connect(
+                endpoint
+                    .url
+                    .trim_start_matches("http://")
+                    .trim_end_matches("/mcp"),
+            )
+            .await
+            .is_ok()
+        {
+            return endpoint;
+        }
+        if let Ok(Some(status)) = child.try_wait() {
+            panic!("hindsight exited early with {status}");
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("no endpoint published in {} after 30 s", data_dir.display());
+}
+
+pub type Client = RunningService<RoleClient, ()>;
+
+pub async fn http_client(endpoint: &Endpoint) -> Client {
+    let mut config = StreamableHttpClientTransportConfig::with_uri(endpoint.url.clone());
+    if let Some(token) = &endpoint.token {
+        config = config.auth_header(token.clone());
+    }
+    ().serve(StreamableHttpClientTransport::from_config(config))
+        .await
+        .expect("MCP over HTTP")
+}
+
+/// `hindsight mcp --data-dir DIR` as a child speaking MCP over stdio.
+pub async fn stdio_client(data_dir: &Path) -> Client {
+    let command = tokio::process::Command::new(binary()).configure(|c| {
+        c.arg("mcp")
+            .arg("--data-dir")
+            .arg(data_dir)
+            .env("HINDSIGHT_CONFIG", data_dir.join("no-such-config.toml"));
+    });
+    let (transport, _stderr) = TokioChildProcess::builder(command)
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("spawn hindsight mcp");
+    ().serve(transport).await.expect("MCP over stdio")
+}
+
+pub async fn call(client: &Client, tool: &str, args: Value) -> CallToolResult {
+    let args = args.as_object().cloned().expect("arguments are an object");
+    client
+        .call_tool(CallToolRequestParams::new(tool.to_owned()).with_arguments(args))
+        .await
+        .expect("tool call completes")
+}
+
+/// Call a tool that must succeed; return its structured result.
+pub async fn call_ok(client: &Client, tool: &str, args: Value) -> Value {
+    let result = call(client, tool, args).await;
+    assert_ne!(
+        result.is_error,
+        Some(true),
+        "{tool} failed: {:?}",
+        result.content
+    );
+    let structured = result
+        .structured_content
+        .clone()
+        .expect("structured content");
+    // The same JSON object is sent as text content.
+    let text = result
+        .content
+        .first()
+        .and_then(|c| c.as_text())
+        .map(|t| t.text.clone())
+        .expect("text content");
+    assert_eq!(serde_json::from_str::<Value>(&text).unwrap(), structured);
+    structured
+}
+
+/// Call a tool that must fail with a tool error; return its message.
+pub async fn call_err(client: &Client, tool: &str, args: Value) -> String {
+    let result = call(client, tool, args).await;
+    assert_eq!(
+        result.is_error,
+        Some(true),
+        "{tool} should have failed: {:?}",
+        result.structured_content
+    );
+    result
+        .content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .collect::<Vec<_>>()
+        .join("\n")
+}

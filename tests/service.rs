@@ -1,0 +1,743 @@
+//! The memory rules end to end, in-process, over a real SQLite file and the real embedded index:
+//! write → dedup → conflict → search ranking → forget → TTL; index repair after a crash between
+//! the row write and the index write; embedder change detection and reindex.
+
+mod common;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use async_trait::async_trait;
+use chrono::{Duration, Utc};
+use hindsight::bench::RandomEmbedder;
+use hindsight::domain::{Content, Importance, MemoryType, Namespace, NewMemory, Status};
+use hindsight::embed::{BuiltinEmbedder, Embedder};
+use hindsight::index::{Hit, IndexError, IndexPoint, IndexQuery, VectorIndex};
+use hindsight::service::requests::{ForgetFilterRequest, TimeRange};
+use hindsight::service::{ForgetRequest, SearchRequest, ServiceError, WriteRequest, WriteStatus};
+use hindsight::store::{MemoryStore, SqliteStore};
+use serde_json::json;
+
+fn write(content: &str) -> WriteRequest {
+    WriteRequest {
+        content: content.into(),
+        ..WriteRequest::default()
+    }
+}
+
+fn search(query: &str) -> SearchRequest {
+    SearchRequest {
+        query: query.into(),
+        ..SearchRequest::default()
+    }
+}
+
+#[tokio::test]
+async fn low_importance_is_skipped_and_nothing_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let service = common::service(dir.path()).await;
+    let result = service
+        .write(&WriteRequest {
+            importance: Some(0.2),
+            ..write("trivia nobody needs")
+        })
+        .await
+        .unwrap();
+    assert_eq!(result.status, WriteStatus::Skipped);
+    assert_eq!(result.reason.as_deref(), Some("low_importance"));
+    assert_eq!(result.memory_id, None);
+    assert!(service.store().counts().await.unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn near_duplicates_merge_keeping_provenance_and_max_importance() {
+    let dir = tempfile::tempdir().unwrap();
+    let service = common::service(dir.path()).await;
+    let first = service
+        .write(&WriteRequest {
+            memory_type: Some("episodic".into()),
+            importance: Some(0.5),
+            source: Some(json!({"conversation": "c-1"})),
+            ..write("On Monday the user asked for a report with data sources cited.")
+        })
+        .await
+        .unwrap();
+    assert_eq!(first.status, WriteStatus::Stored);
+    let id = first.memory_id.unwrap();
+
+    let second = service
+        .write(&WriteRequest {
+            memory_type: Some("episodic".into()),
+            importance: Some(0.9),
+            source: Some(json!({"conversation": "c-2"})),
+            ..write("on monday the user asked for a report with data sources cited")
+        })
+        .await
+        .unwrap();
+    assert_eq!(second.status, WriteStatus::Merged);
+    assert_eq!(second.duplicate_of, Some(id));
+    assert_eq!(second.memory_id, Some(id));
+
+    let row = service.store().get(id).await.unwrap().unwrap();
+    assert_eq!(row.importance, 0.9);
+    // Episodic: the newer wording wins, the old one is kept in the provenance trail.
+    assert_eq!(
+        row.content,
+        "on monday the user asked for a report with data sources cited"
+    );
+    assert_eq!(row.source, json!({"conversation": "c-1"}));
+    let merged = row.merged_sources.as_array().unwrap();
+    assert_eq!(merged.len(), 1);
+    assert_eq!(merged[0]["source"], json!({"conversation": "c-2"}));
+    assert_eq!(
+        merged[0]["replaced_content"],
+        json!("On Monday the user asked for a report with data sources cited.")
+    );
+    let counts = service.store().counts().await.unwrap();
+    assert_eq!(
+        counts.iter().map(|c| c.count).sum::<i64>(),
+        1,
+        "no duplicate row"
+    );
+}
+
+#[tokio::test]
+async fn semantic_merge_keeps_the_existing_wording_and_other_namespaces_do_not_merge() {
+    let dir = tempfile::tempdir().unwrap();
+    let service = common::service(dir.path()).await;
+    let text = "The user wants data sources cited in every report.";
+    let first = service
+        .write(&WriteRequest {
+            memory_type: Some("semantic".into()),
+            ..write(text)
+        })
+        .await
+        .unwrap();
+    let second = service
+        .write(&WriteRequest {
+            memory_type: Some("semantic".into()),
+            ..write("the user wants data sources cited in every report")
+        })
+        .await
+        .unwrap();
+    assert_eq!(second.status, WriteStatus::Merged);
+    let row = service
+        .store()
+        .get(first.memory_id.unwrap())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(row.content, text);
+
+    let other_ns = service
+        .write(&WriteRequest {
+            memory_type: Some("semantic".into()),
+            namespace: Some("other".into()),
+            ..write(text)
+        })
+        .await
+        .unwrap();
+    assert_eq!(other_ns.status, WriteStatus::Stored);
+    let other_type = service
+        .write(&WriteRequest {
+            memory_type: Some("episodic".into()),
+            ..write(text)
+        })
+        .await
+        .unwrap();
+    assert_eq!(other_type.status, WriteStatus::Stored);
+}
+
+#[tokio::test]
+async fn a_newer_fact_supersedes_the_older_one_without_deleting_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let service = common::service(dir.path()).await;
+    let fact = |content: &str| WriteRequest {
+        memory_type: Some("semantic".into()),
+        entity: Some("user".into()),
+        attribute: Some("city".into()),
+        importance: Some(0.8),
+        ..write(content)
+    };
+    let old = service
+        .write(&fact("The user lives in Paris."))
+        .await
+        .unwrap()
+        .memory_id
+        .unwrap();
+    let new = service
+        .write(&fact("The user moved to Berlin in May."))
+        .await
+        .unwrap();
+    assert_eq!(new.status, WriteStatus::Stored);
+    assert_eq!(new.superseded, vec![old]);
+    let new_id = new.memory_id.unwrap();
+
+    let old_row = service.store().get(old).await.unwrap().unwrap();
+    assert_eq!(old_row.status, Status::Deprecated);
+    assert_eq!(old_row.deprecated_by, Some(new_id));
+    assert!(old_row.deprecated_at.is_some());
+
+    let found = service
+        .search(&search("where does the user live Paris"))
+        .await
+        .unwrap();
+    assert!(
+        found.memories.iter().all(|m| m.id != old),
+        "deprecated hidden by default"
+    );
+    let with_old = service
+        .search(&SearchRequest {
+            include_deprecated: Some(true),
+            ..search("where does the user live Paris")
+        })
+        .await
+        .unwrap();
+    let old_hit = with_old
+        .memories
+        .iter()
+        .find(|m| m.id == old)
+        .expect("deprecated returned on request");
+    assert_eq!(old_hit.status, Status::Deprecated);
+    assert_eq!(old_hit.deprecated_by, Some(new_id));
+}
+
+#[tokio::test]
+async fn ranking_combines_similarity_recency_and_importance() {
+    let dir = tempfile::tempdir().unwrap();
+    let service = common::service(dir.path()).await;
+    let relevant = service
+        .write(&write("The user's dog is called Biscuit."))
+        .await
+        .unwrap()
+        .memory_id
+        .unwrap();
+    service
+        .write(&write("Quarterly revenue grew four percent."))
+        .await
+        .unwrap();
+    service
+        .write(&write("The deployment pipeline runs on Fridays."))
+        .await
+        .unwrap();
+    let result = service
+        .search(&search("what is the name of the user's dog"))
+        .await
+        .unwrap();
+    assert_eq!(result.memories.first().map(|m| m.id), Some(relevant));
+    for m in &result.memories {
+        let expected = 0.7 * m.similarity + 0.2 * m.recency + 0.1 * m.importance;
+        assert!(
+            (m.score - expected).abs() < 1e-9,
+            "score is the documented blend"
+        );
+    }
+    assert!(result.memories.windows(2).all(|w| w[0].score >= w[1].score));
+
+    // Same text, same similarity: the more important memory ranks first …
+    let low = service
+        .write(&WriteRequest {
+            importance: Some(0.4),
+            namespace: Some("imp".into()),
+            ..write("Alpha project kickoff notes")
+        })
+        .await
+        .unwrap()
+        .memory_id
+        .unwrap();
+    let high = service
+        .write(&WriteRequest {
+            importance: Some(1.0),
+            namespace: Some("imp".into()),
+            memory_type: Some("semantic".into()),
+            ..write("Alpha project kickoff notes")
+        })
+        .await
+        .unwrap()
+        .memory_id
+        .unwrap();
+    let ranked = service
+        .search(&SearchRequest {
+            namespace: Some("imp".into()),
+            ..search("alpha project kickoff")
+        })
+        .await
+        .unwrap();
+    let order: Vec<_> = ranked.memories.iter().map(|m| m.id).collect();
+    assert_eq!(order, vec![high, low]);
+
+    // … and an old memory ranks below a fresh one with the same text and importance.
+    let store = service.store().clone();
+    let old = insert_direct(
+        &*store,
+        "recency",
+        "Weekly sync moved to Tuesday",
+        Utc::now() - Duration::days(60),
+        None,
+    )
+    .await;
+    let fresh = service
+        .write(&WriteRequest {
+            namespace: Some("recency".into()),
+            memory_type: Some("semantic".into()),
+            ..write("Weekly sync moved to Tuesday")
+        })
+        .await
+        .unwrap()
+        .memory_id
+        .unwrap();
+    service.repair_index().await.unwrap();
+    let ranked = service
+        .search(&SearchRequest {
+            namespace: Some("recency".into()),
+            ..search("weekly sync")
+        })
+        .await
+        .unwrap();
+    let order: Vec<_> = ranked.memories.iter().map(|m| m.id).collect();
+    assert_eq!(order, vec![fresh, old]);
+    assert!(ranked.memories[1].recency < 0.1);
+}
+
+/// Insert a row as an older process would have, then let repair index it.
+async fn insert_direct(
+    store: &dyn MemoryStore,
+    namespace: &str,
+    content: &str,
+    created_at: chrono::DateTime<Utc>,
+    expires_at: Option<chrono::DateTime<Utc>>,
+) -> uuid::Uuid {
+    let embedder = BuiltinEmbedder::new();
+    let memory = NewMemory {
+        id: uuid::Uuid::now_v7(),
+        namespace: Namespace::parse(namespace).unwrap(),
+        memory_type: MemoryType::Episodic,
+        content: Content::parse(content, 1000).unwrap(),
+        importance: Importance::parse(0.5).unwrap(),
+        entity: None,
+        attribute: None,
+        source: json!(null),
+        metadata: json!({}),
+        created_at,
+        expires_at,
+        embedding_model: embedder.id().into(),
+        embedding: embedder.embed_one(content),
+    }
+    .into_memory();
+    store.insert(&memory, &[]).await.unwrap();
+    memory.id
+}
+
+#[tokio::test]
+async fn search_records_access_filters_time_range_and_types() {
+    let dir = tempfile::tempdir().unwrap();
+    let service = common::service(dir.path()).await;
+    let store = service.store().clone();
+    let june = insert_direct(
+        &*store,
+        "default",
+        "Trip to Lisbon booked",
+        "2024-06-10T10:00:00Z".parse().unwrap(),
+        None,
+    )
+    .await;
+    let july = insert_direct(
+        &*store,
+        "default",
+        "Trip to Lisbon cancelled",
+        "2024-07-10T10:00:00Z".parse().unwrap(),
+        None,
+    )
+    .await;
+    service.repair_index().await.unwrap();
+
+    let in_june = service
+        .search(&SearchRequest {
+            time_range: Some(TimeRange {
+                from: Some("2024-06-01T00:00:00Z".into()),
+                to: Some("2024-06-30T23:59:59Z".into()),
+            }),
+            ..search("trip to Lisbon")
+        })
+        .await
+        .unwrap();
+    assert_eq!(
+        in_june.memories.iter().map(|m| m.id).collect::<Vec<_>>(),
+        vec![june]
+    );
+
+    let semantic_only = service
+        .search(&SearchRequest {
+            memory_types: Some(vec!["semantic".into()]),
+            ..search("trip to Lisbon")
+        })
+        .await
+        .unwrap();
+    assert!(semantic_only.memories.is_empty());
+
+    service.search(&search("trip to Lisbon")).await.unwrap();
+    let june_row = store.get(june).await.unwrap().unwrap();
+    let july_row = store.get(july).await.unwrap().unwrap();
+    assert_eq!(june_row.access_count, 2);
+    assert_eq!(july_row.access_count, 1);
+    assert!(july_row.last_accessed_at.is_some());
+}
+
+#[tokio::test]
+async fn expired_memories_are_never_returned() {
+    let dir = tempfile::tempdir().unwrap();
+    let service = common::service(dir.path()).await;
+    let store = service.store().clone();
+    let expired = insert_direct(
+        &*store,
+        "default",
+        "Temporary build token rotated",
+        Utc::now() - Duration::hours(30),
+        Some(Utc::now() - Duration::hours(6)),
+    )
+    .await;
+    let live = insert_direct(
+        &*store,
+        "default",
+        "Temporary build token issued",
+        Utc::now(),
+        Some(Utc::now() + Duration::hours(6)),
+    )
+    .await;
+    service.repair_index().await.unwrap();
+    let found = service
+        .search(&search("temporary build token"))
+        .await
+        .unwrap();
+    let ids: Vec<_> = found.memories.iter().map(|m| m.id).collect();
+    assert!(ids.contains(&live));
+    assert!(!ids.contains(&expired));
+
+    // Working memory gets the 24 h default TTL.
+    let working = service
+        .write(&WriteRequest {
+            memory_type: Some("working".into()),
+            ..write("Scratch: compare three vendors")
+        })
+        .await
+        .unwrap()
+        .memory_id
+        .unwrap();
+    let row = store.get(working).await.unwrap().unwrap();
+    let ttl = row.expires_at.unwrap() - row.created_at;
+    assert!(
+        (ttl - Duration::hours(24)).num_seconds().abs() <= 1,
+        "{ttl}"
+    );
+    // ttl_days is honoured.
+    let ttl_row = service
+        .write(&WriteRequest {
+            ttl_days: Some(2.0),
+            ..write("Conference badge pickup code")
+        })
+        .await
+        .unwrap()
+        .memory_id
+        .unwrap();
+    let row = store.get(ttl_row).await.unwrap().unwrap();
+    assert_eq!((row.expires_at.unwrap() - row.created_at).num_hours(), 48);
+}
+
+#[tokio::test]
+async fn forget_soft_keeps_the_row_and_hard_deletes_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let service = common::service(dir.path()).await;
+    let a = service
+        .write(&write("The user's passport number is on file"))
+        .await
+        .unwrap()
+        .memory_id
+        .unwrap();
+    let b = service
+        .write(&WriteRequest {
+            entity: Some("bob".into()),
+            ..write("Bob prefers email over phone")
+        })
+        .await
+        .unwrap()
+        .memory_id
+        .unwrap();
+    let c = service
+        .write(&WriteRequest {
+            entity: Some("bob".into()),
+            ..write("Bob's birthday is in March")
+        })
+        .await
+        .unwrap()
+        .memory_id
+        .unwrap();
+
+    let soft = service
+        .forget(&ForgetRequest {
+            memory_id: Some(a.to_string()),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!((soft.forgotten, soft.ids.clone()), (1, vec![a]));
+    assert_eq!(
+        service.store().get(a).await.unwrap().unwrap().status,
+        Status::Forgotten
+    );
+    let found = service.search(&search("passport number")).await.unwrap();
+    assert!(found.memories.iter().all(|m| m.id != a));
+
+    let hard = service
+        .forget(&ForgetRequest {
+            filter: Some(ForgetFilterRequest {
+                namespace: "default".into(),
+                entity: Some("bob".into()),
+                ..Default::default()
+            }),
+            hard: Some(true),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let mut ids = hard.ids.clone();
+    ids.sort();
+    let mut expected = vec![b, c];
+    expected.sort();
+    assert_eq!(ids, expected);
+    assert!(service.store().get(b).await.unwrap().is_none());
+    assert!(
+        service
+            .search(&search("Bob email birthday"))
+            .await
+            .unwrap()
+            .memories
+            .is_empty()
+    );
+}
+
+#[tokio::test]
+async fn invalid_requests_are_rejected_naming_the_field_and_write_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let service = common::service(dir.path()).await;
+    let cases = [
+        (
+            WriteRequest {
+                importance: Some(1.5),
+                ..write("x")
+            },
+            "importance",
+        ),
+        (
+            WriteRequest {
+                memory_type: Some("fact".into()),
+                ..write("x")
+            },
+            "memory_type",
+        ),
+        (write(&"x".repeat(8_001)), "content"),
+        (write("   "), "content"),
+        (
+            WriteRequest {
+                namespace: Some("bad ns".into()),
+                ..write("x")
+            },
+            "namespace",
+        ),
+        (
+            WriteRequest {
+                ttl_days: Some(-1.0),
+                ..write("x")
+            },
+            "ttl_days",
+        ),
+    ];
+    for (request, field) in cases {
+        match service.write(&request).await {
+            Err(ServiceError::Invalid(e)) => assert_eq!(e.field, field, "{e}"),
+            other => panic!("expected invalid {field}, got {other:?}"),
+        }
+    }
+    assert!(service.store().counts().await.unwrap().is_empty());
+}
+
+/// An index whose writes fail while `broken` is set: the crash window between the row commit
+/// and the index write.
+struct BrokenIndex {
+    inner: Arc<dyn VectorIndex>,
+    broken: AtomicBool,
+}
+
+#[async_trait]
+impl VectorIndex for BrokenIndex {
+    fn dimension(&self) -> usize {
+        self.inner.dimension()
+    }
+    async fn upsert(&self, points: Vec<IndexPoint>) -> Result<(), IndexError> {
+        if self.broken.load(Ordering::SeqCst) {
+            return Err(IndexError::Engine(
+                "simulated crash before the index write".into(),
+            ));
+        }
+        self.inner.upsert(points).await
+    }
+    async fn delete(&self, ids: Vec<uuid::Uuid>) -> Result<(), IndexError> {
+        self.inner.delete(ids).await
+    }
+    async fn search(&self, query: IndexQuery) -> Result<Vec<Hit>, IndexError> {
+        self.inner.search(query).await
+    }
+    async fn count(&self) -> Result<usize, IndexError> {
+        self.inner.count().await
+    }
+    async fn reset(&self, dimension: usize) -> Result<(), IndexError> {
+        self.inner.reset(dimension).await
+    }
+    async fn flush(&self) -> Result<(), IndexError> {
+        self.inner.flush().await
+    }
+}
+
+#[tokio::test]
+async fn rows_written_before_a_failed_index_write_are_indexed_on_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let embedder: Arc<dyn Embedder> = Arc::new(BuiltinEmbedder::new());
+    let id = {
+        let index = Arc::new(BrokenIndex {
+            inner: common::open_index(dir.path(), embedder.dimension()).await,
+            broken: AtomicBool::new(true),
+        });
+        let service = common::service_with(dir.path(), index, embedder.clone()).await;
+        let result = service
+            .write(&write("The staging database lives in eu-west-1"))
+            .await
+            .unwrap();
+        assert_eq!(
+            result.status,
+            WriteStatus::Stored,
+            "the row is committed even if the index fails"
+        );
+        let found = service
+            .search(&search("staging database region"))
+            .await
+            .unwrap();
+        assert!(found.memories.is_empty(), "not in the index yet");
+        result.memory_id.unwrap()
+    };
+    let pending = SqliteStore::open(&dir.path().join("hindsight.db"))
+        .await
+        .unwrap()
+        .index_pending(10)
+        .await
+        .unwrap();
+    assert_eq!(pending.iter().map(|m| m.id).collect::<Vec<_>>(), vec![id]);
+
+    let service = common::service(dir.path()).await;
+    let found = service
+        .search(&search("staging database region"))
+        .await
+        .unwrap();
+    assert_eq!(found.memories.first().map(|m| m.id), Some(id));
+    service.flush_index().await.unwrap();
+    assert!(service.store().index_pending(10).await.unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn a_deleted_index_is_rebuilt_from_the_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let id = {
+        let service = common::service(dir.path()).await;
+        let id = service
+            .write(&write("The VPN config lives in the ops wiki"))
+            .await
+            .unwrap()
+            .memory_id
+            .unwrap();
+        service.flush_index().await.unwrap();
+        id
+    };
+    std::fs::remove_dir_all(dir.path().join("index")).unwrap();
+    let service = common::service(dir.path()).await;
+    assert_eq!(service.index().count().await.unwrap(), 1);
+    let found = service
+        .search(&search("where is the VPN config"))
+        .await
+        .unwrap();
+    assert_eq!(found.memories.first().map(|m| m.id), Some(id));
+}
+
+#[tokio::test]
+async fn a_changed_embedder_refuses_to_search_until_reindexed() {
+    let dir = tempfile::tempdir().unwrap();
+    let id = {
+        let service = common::service(dir.path()).await;
+        let id = service
+            .write(&write("The user's favourite colour is teal"))
+            .await
+            .unwrap()
+            .memory_id
+            .unwrap();
+        service.flush_index().await.unwrap();
+        id
+    };
+    let other: Arc<dyn Embedder> = Arc::new(RandomEmbedder::new(64));
+    let index = common::open_index(dir.path(), other.dimension()).await;
+    let mut service = common::service_with(dir.path(), index, other.clone()).await;
+    let err = service
+        .search(&search("favourite colour"))
+        .await
+        .unwrap_err();
+    let message = err.to_string();
+    assert!(matches!(err, ServiceError::EmbedderMismatch { .. }));
+    assert!(
+        message.contains("hindsight reindex") && message.contains("builtin-ngram-v1/512"),
+        "{message}"
+    );
+    assert!(
+        service.write(&write("another fact")).await.is_err(),
+        "writes refuse too"
+    );
+
+    let reindexed = service.reindex(|_| {}).await.unwrap();
+    assert_eq!(reindexed, 1);
+    assert_eq!(service.index().dimension(), 64);
+    let row = service.store().get(id).await.unwrap().unwrap();
+    assert_eq!(row.embedding_model, other.id());
+    assert_eq!(row.embedding.len(), 64);
+    // Random vectors carry no meaning, but the exact text maps to the exact vector.
+    let found = service
+        .search(&search("The user's favourite colour is teal"))
+        .await
+        .unwrap();
+    assert_eq!(found.memories.first().map(|m| m.id), Some(id));
+    assert!(found.memories[0].similarity > 0.99);
+}
+
+#[tokio::test]
+async fn concurrent_writers_of_one_fact_leave_exactly_one_active() {
+    let dir = tempfile::tempdir().unwrap();
+    let service = Arc::new(common::service(dir.path()).await);
+    let mut tasks = Vec::new();
+    for i in 0..8 {
+        let service = service.clone();
+        tasks.push(tokio::spawn(async move {
+            service
+                .write(&WriteRequest {
+                    memory_type: Some("semantic".into()),
+                    entity: Some("user".into()),
+                    attribute: Some("editor".into()),
+                    ..write(&format!("The user switched to editor number {i} this week"))
+                })
+                .await
+                .unwrap()
+        }));
+    }
+    for t in tasks {
+        t.await.unwrap();
+    }
+    let active = service
+        .store()
+        .active_facts(&Namespace::default(), "user", "editor")
+        .await
+        .unwrap();
+    assert_eq!(active.len(), 1);
+}
