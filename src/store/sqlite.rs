@@ -364,20 +364,26 @@ impl MemoryStore for SqliteStore {
         if rows.is_empty() {
             return Ok(());
         }
-        let pairs = Value::Array(
-            rows.iter()
-                .map(|(id, at)| serde_json::json!([id.to_string(), ms(*at)]))
-                .collect(),
-        );
-        sqlx::query(
-            "UPDATE memories SET index_pending = 0 WHERE index_pending = 1 AND EXISTS ( \
-               SELECT 1 FROM json_each(?1) AS p \
-               WHERE json_extract(p.value, '$[0]') = memories.id \
-                 AND json_extract(p.value, '$[1]') = memories.updated_at)",
-        )
-        .bind(pairs.to_string())
-        .execute(&self.pool)
-        .await?;
+        // Driven from the (small) JSON list, joined by primary key: O(batch), not O(table).
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        for chunk in rows.chunks(1_000) {
+            let pairs = Value::Array(
+                chunk
+                    .iter()
+                    .map(|(id, at)| serde_json::json!([id.to_string(), ms(*at)]))
+                    .collect(),
+            );
+            sqlx::query(
+                "UPDATE memories SET index_pending = 0 \
+                 FROM (SELECT json_extract(value, '$[0]') AS id, json_extract(value, '$[1]') AS at \
+                       FROM json_each(?1)) AS p \
+                 WHERE memories.id = p.id AND memories.updated_at = p.at AND memories.index_pending = 1",
+            )
+            .bind(pairs.to_string())
+            .execute(&mut *tx)
+            .await?;
+        }
+        tx.commit().await?;
         Ok(())
     }
 
