@@ -37,6 +37,18 @@ macro_rules! env_value_from_str {
 }
 env_value_from_str!(String, PathBuf, SocketAddr, f64, u64, usize, bool);
 
+/// Lists are comma-separated in the environment: `HINDSIGHT_ALLOWED_HOSTS=localhost,memory.internal`.
+impl EnvValue for Vec<String> {
+    fn parse_env(raw: &str) -> Result<Self, String> {
+        Ok(raw
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(str::to_owned)
+            .collect())
+    }
+}
+
 impl<T: EnvValue> EnvValue for Option<T> {
     fn parse_env(raw: &str) -> Result<Self, String> {
         if raw.trim().is_empty() {
@@ -120,8 +132,11 @@ settings! {
     listen: SocketAddr = SocketAddr::from(([127, 0, 0, 1], 8765)),
     /// `sqlite://…` (default: `<data_dir>/hindsight.db`).
     database_url: Option<String> = None,
-    /// Bearer token required on HTTP when set.
+    /// Bearer token required on HTTP when set (and required to listen beyond loopback).
     auth_token: Option<String> = None,
+    /// Host headers accepted on /mcp (DNS-rebinding protection). Add the name clients use when
+    /// the daemon runs behind a proxy or in a container, e.g. `hindsight` or `memory.example.com`.
+    allowed_hosts: Vec<String> = vec!["localhost".to_owned(), "127.0.0.1".to_owned(), "::1".to_owned()],
     embedder: EmbedderKind = EmbedderKind::Builtin,
     embed_base_url: Option<String> = None,
     embed_model: Option<String> = None,
@@ -256,6 +271,21 @@ impl Settings {
         }
         if self.auth_token.as_deref().is_some_and(|t| t.len() < 16) {
             return invalid("auth_token", "must be at least 16 characters".to_owned());
+        }
+        if !self.listen.ip().is_loopback() && self.auth_token.is_none() {
+            return invalid(
+                "auth_token",
+                format!(
+                    "is required when listening beyond loopback ({}): anyone who can reach the port could read and write memories",
+                    self.listen
+                ),
+            );
+        }
+        if self.allowed_hosts.is_empty() {
+            return invalid(
+                "allowed_hosts",
+                "must list at least one host name".to_owned(),
+            );
         }
         if self.embedder == EmbedderKind::Openai {
             if self.embed_base_url.is_none() {
@@ -405,6 +435,29 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(err.contains("embed_base_url"), "{err}");
+    }
+
+    #[test]
+    fn listening_beyond_loopback_requires_a_token() {
+        let err = Settings::load(
+            None,
+            env(&[("HINDSIGHT_LISTEN", "0.0.0.0:8765")]),
+            Layer::default(),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("auth_token"), "{err}");
+        let ok = Settings::load(
+            None,
+            env(&[
+                ("HINDSIGHT_LISTEN", "0.0.0.0:8765"),
+                ("HINDSIGHT_AUTH_TOKEN", "0123456789abcdef"),
+                ("HINDSIGHT_ALLOWED_HOSTS", "localhost, hindsight"),
+            ]),
+            Layer::default(),
+        )
+        .unwrap();
+        assert_eq!(ok.allowed_hosts, vec!["localhost", "hindsight"]);
     }
 
     #[test]

@@ -17,18 +17,21 @@ use crate::mcp::HindsightMcp;
 use crate::service::MemoryService;
 
 /// Build the router. `auth_token`: when set, every route but `/healthz` requires
-/// `Authorization: Bearer <token>`.
+/// `Authorization: Bearer <token>`. `allowed_hosts`: Host headers accepted on /mcp.
 pub fn router(
     service: Arc<MemoryService>,
     auth_token: Option<String>,
+    allowed_hosts: Vec<String>,
     shutdown: CancellationToken,
 ) -> Router {
     let mcp_service = service.clone();
     let mcp = StreamableHttpService::new(
         move || Ok(HindsightMcp::new(mcp_service.clone())),
         Arc::new(LocalSessionManager::default()),
-        // Host checking stays at rmcp's loopback-only default (DNS-rebinding protection).
-        StreamableHttpServerConfig::default().with_cancellation_token(shutdown.child_token()),
+        // rmcp checks the Host header against this list (DNS-rebinding protection).
+        StreamableHttpServerConfig::default()
+            .with_allowed_hosts(allowed_hosts)
+            .with_cancellation_token(shutdown.child_token()),
     );
     let protected = Router::new()
         .nest_service("/mcp", mcp)

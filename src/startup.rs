@@ -117,9 +117,10 @@ pub async fn serve_http(
     service: Arc<MemoryService>,
     listener: TcpListener,
     auth_token: Option<String>,
+    allowed_hosts: Vec<String>,
     shutdown: CancellationToken,
 ) -> Result<(), StartupError> {
-    let app = crate::http::router(service.clone(), auth_token, shutdown.clone());
+    let app = crate::http::router(service.clone(), auth_token, allowed_hosts, shutdown.clone());
     let maintenance = tokio::spawn(index_maintenance(service.clone(), shutdown.clone()));
     let result = axum::serve(listener, app)
         .with_graceful_shutdown(shutdown.clone().cancelled_owned())

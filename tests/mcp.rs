@@ -341,7 +341,6 @@ async fn malformed_json_rpc_over_stdio_does_not_kill_the_server() {
     let message: Value = serde_json::from_str(&line).unwrap();
     assert_eq!(message["id"], 2);
     assert_eq!(message["result"]["structuredContent"]["status"], "stored");
-    drop(send);
     let _ = child.kill().await;
 }
 

@@ -47,6 +47,8 @@ async fn serve_directly(settings: Settings, lock: DataDirLock) -> anyhow::Result
         service.clone(),
         listener,
         Some(token),
+        // Only loopback relays from this machine talk to a stdio owner's private endpoint.
+        vec!["127.0.0.1".to_owned()],
         shutdown.clone(),
     ));
 

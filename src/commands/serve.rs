@@ -16,9 +16,6 @@ pub async fn run(settings: Settings) -> anyhow::Result<()> {
         local,
         settings.auth_token.clone(),
     ))?;
-    if settings.auth_token.is_none() && !local.ip().is_loopback() {
-        tracing::warn!(%local, "listening beyond loopback without auth_token: anyone who can reach this port can read and write memories");
-    }
     tracing::info!(%local, data_dir = %settings.data_dir.display(), embedder = service.embedder().id(), "hindsight serving MCP at /mcp");
     let shutdown = CancellationToken::new();
     let signal = shutdown.clone();
@@ -31,6 +28,7 @@ pub async fn run(settings: Settings) -> anyhow::Result<()> {
         service.clone(),
         listener,
         settings.auth_token.clone(),
+        settings.allowed_hosts.clone(),
         shutdown,
     )
     .await?;

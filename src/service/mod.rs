@@ -30,7 +30,7 @@ pub use responses::{ForgetResult, SearchHit, SearchResult, WriteResult, WriteSta
 
 #[derive(Debug, thiserror::Error)]
 pub enum ServiceError {
-    #[error("invalid argument {0}")]
+    #[error("invalid arguments: {0}")]
     Invalid(#[from] ValidationError),
     #[error(
         "the stored memories were embedded with `{stored}` but `{configured}` is configured; \

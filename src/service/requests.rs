@@ -42,13 +42,8 @@ pub fn parse_args<T: DeserializeOwned>(value: Value) -> Result<T, ValidationErro
     serde_path_to_error::deserialize(value).map_err(|e| {
         let path = e.path().to_string();
         let inner = e.into_inner().to_string();
-        // serde's own messages already name missing/unknown fields ("missing field `content`").
-        let field: &'static str = "arguments";
-        if path == "." {
-            ValidationError::new(field, inner)
-        } else {
-            ValidationError::new(field, format!("field `{path}`: {inner}"))
-        }
+        // At the root, serde's message names the field itself ("missing field `content`").
+        ValidationError::new(if path == "." { String::new() } else { path }, inner)
     })
 }
 

@@ -74,7 +74,7 @@ pub(crate) fn embedding_to_bytes(embedding: &[f32]) -> Vec<u8> {
 }
 
 pub(crate) fn embedding_from_bytes(bytes: &[u8]) -> Option<Vec<f32>> {
-    if bytes.len() % 4 != 0 {
+    if !bytes.len().is_multiple_of(4) {
         return None;
     }
     Some(
