@@ -124,19 +124,43 @@ fn create(dir: &Path, dimension: usize, params: HnswParams) -> Result<EdgeShard,
     Ok(shard)
 }
 
+/// The engine appends every update to its WAL and never truncates it. Past this size the index
+/// is dropped at start and rebuilt from the store's vectors, which resets the WAL.
+const WAL_REBUILD_BYTES: u64 = 256 * 1024 * 1024;
+
+fn dir_size(dir: &Path) -> u64 {
+    std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|entry| match entry.metadata() {
+            Ok(m) if m.is_dir() => dir_size(&entry.path()),
+            Ok(m) => m.len(),
+            Err(_) => 0,
+        })
+        .sum()
+}
+
 /// Load the shard in `dir` with its stored dimension, or create a fresh one. The index is derived
-/// data: an unreadable one is recreated empty and the service repopulates it from the store.
+/// data: an unreadable one (or one whose WAL outgrew `WAL_REBUILD_BYTES`) is recreated empty and
+/// the service repopulates it from the store.
 fn open_or_create(
     dir: &Path,
     dimension: usize,
     params: HnswParams,
 ) -> Result<(EdgeShard, usize), IndexError> {
-    let stored = match EdgeConfig::load(dir) {
-        None => None,
-        Some(Ok(config)) => stored_dimension(&config),
-        Some(Err(e)) => {
-            tracing::warn!(error = %e, dir = %dir.display(), "unreadable index config; recreating the index");
-            None
+    let wal_bytes = dir_size(&dir.join("wal"));
+    let stored = if wal_bytes > WAL_REBUILD_BYTES {
+        tracing::info!(wal_bytes, dir = %dir.display(), "index WAL is large; rebuilding the index from the store");
+        None
+    } else {
+        match EdgeConfig::load(dir) {
+            None => None,
+            Some(Ok(config)) => stored_dimension(&config),
+            Some(Err(e)) => {
+                tracing::warn!(error = %e, dir = %dir.display(), "unreadable index config; recreating the index");
+                None
+            }
         }
     };
     if let Some(stored) = stored {
