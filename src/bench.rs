@@ -126,7 +126,7 @@ pub async fn search_bench(
         }
     }
     let load_seconds = started.elapsed().as_secs_f64();
-    service.flush_index().await?;
+    service.flush().await?;
     // What a running daemon does in the background after bulk writes: build the HNSW graphs.
     let optimize_started = Instant::now();
     index.optimize().await?;

@@ -140,7 +140,7 @@ async fn index_maintenance(service: Arc<MemoryService>, shutdown: CancellationTo
         tokio::select! {
             _ = shutdown.cancelled() => break,
             _ = flush.tick() => {
-                if let Err(e) = service.flush_index().await {
+                if let Err(e) = service.flush().await {
                     tracing::warn!(error = %e, "index flush failed; rows stay pending");
                 }
             }
@@ -151,7 +151,7 @@ async fn index_maintenance(service: Arc<MemoryService>, shutdown: CancellationTo
             }
         }
     }
-    if let Err(e) = service.flush_index().await {
+    if let Err(e) = service.flush().await {
         tracing::warn!(error = %e, "final index flush failed; rows stay pending for the next start");
     }
 }

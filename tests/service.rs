@@ -376,6 +376,8 @@ async fn search_records_access_filters_time_range_and_types() {
     assert!(semantic_only.memories.is_empty());
 
     service.search(&search("trip to Lisbon")).await.unwrap();
+    // Accesses are buffered and written by the periodic flush.
+    service.flush().await.unwrap();
     let june_row = store.get(june).await.unwrap().unwrap();
     let july_row = store.get(july).await.unwrap().unwrap();
     assert_eq!(june_row.access_count, 2);
@@ -637,7 +639,7 @@ async fn rows_written_before_a_failed_index_write_are_indexed_on_restart() {
         .await
         .unwrap();
     assert_eq!(found.memories.first().map(|m| m.id), Some(id));
-    service.flush_index().await.unwrap();
+    service.flush().await.unwrap();
     assert!(service.store().index_pending(10).await.unwrap().is_empty());
 }
 
@@ -652,7 +654,7 @@ async fn a_deleted_index_is_rebuilt_from_the_store() {
             .unwrap()
             .memory_id
             .unwrap();
-        service.flush_index().await.unwrap();
+        service.flush().await.unwrap();
         id
     };
     std::fs::remove_dir_all(dir.path().join("index")).unwrap();
@@ -676,7 +678,7 @@ async fn a_changed_embedder_refuses_to_search_until_reindexed() {
             .unwrap()
             .memory_id
             .unwrap();
-        service.flush_index().await.unwrap();
+        service.flush().await.unwrap();
         id
     };
     let other: Arc<dyn Embedder> = Arc::new(RandomEmbedder::new(64));

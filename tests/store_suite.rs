@@ -8,7 +8,7 @@ use hindsight::domain::{
     Content, Importance, Memory, MemoryId, MemoryType, Namespace, NewMemory, Status,
 };
 use hindsight::store::{
-    ForgetFilter, ForgetSelector, MemoryStore, MergeUpdate, SqliteStore, StoreError,
+    AccessHit, ForgetFilter, ForgetSelector, MemoryStore, MergeUpdate, SqliteStore, StoreError,
 };
 use serde_json::json;
 use uuid::Uuid;
@@ -278,10 +278,26 @@ pub async fn access_is_recorded(store: &dyn MemoryStore) {
     let m = memory("default", MemoryType::Episodic, "accessed");
     store.insert(&m, &[]).await.unwrap();
     let at = Utc::now();
-    store.record_access(&[m.id], at).await.unwrap();
-    store.record_access(&[m.id], at).await.unwrap();
+    store
+        .record_access(&[AccessHit {
+            id: m.id,
+            count: 2,
+            at,
+        }])
+        .await
+        .unwrap();
+    // An older batch adds to the count but does not move last_accessed_at back.
+    let earlier = at - Duration::minutes(5);
+    store
+        .record_access(&[AccessHit {
+            id: m.id,
+            count: 1,
+            at: earlier,
+        }])
+        .await
+        .unwrap();
     let got = store.get(m.id).await.unwrap().unwrap();
-    assert_eq!(got.access_count, 2);
+    assert_eq!(got.access_count, 3);
     assert_eq!(
         got.last_accessed_at.map(|t| t.timestamp_millis()),
         Some(at.timestamp_millis())

@@ -62,7 +62,7 @@ async fn serve_directly(settings: Settings, lock: DataDirLock) -> anyhow::Result
     }
     shutdown.cancel();
     let _ = http.await;
-    service.flush_index().await?;
+    service.flush().await?;
     drop(lock);
     Ok(())
 }

@@ -159,7 +159,7 @@ pub async fn run(settings: Settings, command: MemoryCommand) -> anyhow::Result<(
                 Operation::Search(r) => serde_json::to_value(service.search(r).await?)?,
                 Operation::Forget(r) => serde_json::to_value(service.forget(r).await?)?,
             };
-            service.flush_index().await?;
+            service.flush().await?;
             drop(lock);
             print(&result)
         }

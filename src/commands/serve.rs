@@ -32,7 +32,7 @@ pub async fn run(settings: Settings) -> anyhow::Result<()> {
         shutdown,
     )
     .await?;
-    service.flush_index().await?;
+    service.flush().await?;
     drop(lock);
     Ok(())
 }

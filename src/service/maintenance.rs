@@ -5,6 +5,7 @@ use chrono::{DateTime, Utc};
 
 use super::{MemoryService, ServiceError, index_point};
 use crate::domain::{Memory, MemoryId};
+use crate::store::AccessHit;
 
 /// Meta key recording which embedder produced the stored vectors.
 pub const EMBEDDER_META_KEY: &str = "embedder_id";
@@ -28,7 +29,7 @@ impl MemoryService {
         }
     }
 
-    /// Apply rows to the index. Their pending flag is cleared by the next `flush_index`, once the
+    /// Apply rows to the index. Their pending flag is cleared by the next `flush`, once the
     /// engine has made the change durable.
     async fn try_sync_index(&self, rows: &[Memory]) -> Result<(), ServiceError> {
         let (upserts, deletes): (Vec<&Memory>, Vec<&Memory>) =
@@ -54,9 +55,25 @@ impl MemoryService {
             .extend(rows);
     }
 
-    /// Make index changes durable, then clear the pending flag of the rows they covered.
-    /// Returns how many rows were confirmed.
-    pub async fn flush_index(&self) -> Result<usize, ServiceError> {
+    pub(crate) fn note_access(&self, ids: impl IntoIterator<Item = MemoryId>, at: DateTime<Utc>) {
+        let mut accesses = self.accesses.lock().unwrap_or_else(|e| e.into_inner());
+        for id in ids {
+            let entry = accesses.entry(id).or_insert((0, at));
+            entry.0 += 1;
+            entry.1 = entry.1.max(at);
+        }
+    }
+
+    /// Write buffered state out: make index changes durable and clear the pending flag of the
+    /// rows they covered, and record search accesses. Called about once a second by the daemon
+    /// and before a one-shot command exits. Returns how many rows' index state was confirmed.
+    pub async fn flush(&self) -> Result<usize, ServiceError> {
+        let accesses: Vec<AccessHit> =
+            std::mem::take(&mut *self.accesses.lock().unwrap_or_else(|e| e.into_inner()))
+                .into_iter()
+                .map(|(id, (count, at))| AccessHit { id, count, at })
+                .collect();
+        self.store.record_access(&accesses).await?;
         let batch = std::mem::take(&mut *self.unflushed.lock().unwrap_or_else(|e| e.into_inner()));
         if batch.is_empty() {
             return Ok(0);
@@ -78,7 +95,7 @@ impl MemoryService {
             }
             let n = pending.len();
             self.try_sync_index(&pending).await?;
-            self.flush_index().await?;
+            self.flush().await?;
             repaired += n;
             if (n as i64) < BATCH {
                 break;

@@ -3,7 +3,7 @@
 //!
 //! Invariant: a row change commits first with `index_pending = 1`, then the index is updated,
 //! and the flag is cleared only after the index engine has flushed that change to disk
-//! (`flush_index`, about once a second). A crash anywhere in between leaves the flag set, and
+//! (`flush`, about once a second). A crash anywhere in between leaves the flag set, and
 //! `repair_index` (run at start and periodically) finishes the job. Search re-reads every hit from the store, so a stale
 //! point can never surface a forgotten or expired memory.
 
@@ -100,6 +100,9 @@ pub struct MemoryService {
     mismatch: Option<String>,
     /// Rows applied to the index but not yet flushed by the engine (still `index_pending`).
     unflushed: std::sync::Mutex<Vec<(MemoryId, DateTime<Utc>)>>,
+    /// Search hits not yet written to access_count / last_accessed_at: a write per search
+    /// tripled search p99, so accesses are batched and written by `flush`.
+    accesses: std::sync::Mutex<std::collections::HashMap<MemoryId, (i64, DateTime<Utc>)>>,
 }
 
 impl MemoryService {
@@ -131,6 +134,7 @@ impl MemoryService {
             write_lock: tokio::sync::Mutex::new(()),
             mismatch,
             unflushed: std::sync::Mutex::new(Vec::new()),
+            accesses: std::sync::Mutex::new(std::collections::HashMap::new()),
         };
         if service.mismatch.is_none() {
             service.repair_index().await?;

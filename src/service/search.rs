@@ -89,8 +89,7 @@ impl MemoryService {
         ranked.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| b.id.cmp(&a.id)));
         ranked.truncate(top_k);
 
-        let returned: Vec<_> = ranked.iter().map(|h| h.id).collect();
-        self.store.record_access(&returned, now).await?;
+        self.note_access(ranked.iter().map(|h| h.id), now);
         Ok(SearchResult { memories: ranked })
     }
 }

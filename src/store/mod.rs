@@ -58,6 +58,14 @@ pub struct MergeUpdate {
     pub at: DateTime<Utc>,
 }
 
+/// Accesses of one memory by searches since the last flush.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AccessHit {
+    pub id: MemoryId,
+    pub count: i64,
+    pub at: DateTime<Utc>,
+}
+
 /// One row of `stats`.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct CountRow {
@@ -91,8 +99,8 @@ pub trait MemoryStore: Send + Sync + 'static {
         attribute: &str,
     ) -> Result<Vec<Memory>, StoreError>;
 
-    /// Bump access_count and last_accessed_at of rows returned by a search.
-    async fn record_access(&self, ids: &[MemoryId], at: DateTime<Utc>) -> Result<(), StoreError>;
+    /// Add `count` to access_count and move last_accessed_at to `at` (if later), per row.
+    async fn record_access(&self, hits: &[AccessHit]) -> Result<(), StoreError>;
 
     /// Soft forget: status `forgotten`, index pending. Hard: rows deleted. Returns affected ids.
     async fn forget(

@@ -15,7 +15,7 @@ use sqlx::sqlite::{
     SqliteSynchronous,
 };
 
-use super::{CountRow, ForgetSelector, MemoryStore, MergeUpdate, StoreError};
+use super::{AccessHit, CountRow, ForgetSelector, MemoryStore, MergeUpdate, StoreError};
 use crate::domain::{Memory, MemoryId, MemoryType, Namespace, Status};
 
 pub struct SqliteStore {
@@ -290,18 +290,30 @@ impl MemoryStore for SqliteStore {
         rows_to_memories(&rows)
     }
 
-    async fn record_access(&self, ids: &[MemoryId], at: DateTime<Utc>) -> Result<(), StoreError> {
-        if ids.is_empty() {
+    async fn record_access(&self, hits: &[AccessHit]) -> Result<(), StoreError> {
+        if hits.is_empty() {
             return Ok(());
         }
-        sqlx::query(
-            "UPDATE memories SET access_count = access_count + 1, last_accessed_at = ?1 \
-             WHERE id IN (SELECT value FROM json_each(?2))",
-        )
-        .bind(ms(at))
-        .bind(ids_json(ids))
-        .execute(&self.pool)
-        .await?;
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        for chunk in hits.chunks(1_000) {
+            let rows = Value::Array(
+                chunk
+                    .iter()
+                    .map(|h| serde_json::json!([h.id.to_string(), h.count, ms(h.at)]))
+                    .collect(),
+            );
+            sqlx::query(
+                "UPDATE memories SET access_count = access_count + p.n, \
+                   last_accessed_at = MAX(COALESCE(last_accessed_at, 0), p.at) \
+                 FROM (SELECT json_extract(value, '$[0]') AS id, json_extract(value, '$[1]') AS n, \
+                              json_extract(value, '$[2]') AS at FROM json_each(?1)) AS p \
+                 WHERE memories.id = p.id",
+            )
+            .bind(rows.to_string())
+            .execute(&mut *tx)
+            .await?;
+        }
+        tx.commit().await?;
         Ok(())
     }
 
