@@ -11,7 +11,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -34,6 +34,11 @@ const OPTIMIZE_EVERY: usize = 1_000;
 /// 1,300 points at 384 dimensions. Qdrant's default (10 MB) leaves ~7k points to brute force,
 /// which dominated write (dedup) and search latency in `hindsight bench search`.
 const INDEXING_THRESHOLD_KB: usize = 2_000;
+/// Largest segment (vectors, KiB) the merge/indexing optimizers build: about 40k points at 384
+/// dimensions. Unset, qdrant allows 256 MB per indexing thread, so every background optimise
+/// merged the appendable segment into one ever-growing HNSW segment and rebuilt its whole graph.
+/// With the cap, a segment that reaches it is no longer rebuilt (peak RSS at 100k: 656 MB).
+const MAX_SEGMENT_SIZE_KB: usize = 60_000;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct HnswParams {
@@ -66,7 +71,12 @@ struct Inner {
     gate: RwLock<()>,
     dimension: AtomicUsize,
     upserts_since_optimize: AtomicUsize,
+    /// A background optimisation is scheduled or running.
     optimizing: AtomicBool,
+    /// Held for the whole of any optimisation, so an explicit `optimize()` waits for a running
+    /// background one instead of returning early (the engine's planner skips the segments that
+    /// one is rebuilding) and does not leave it competing with the caller's next requests.
+    optimize_lock: Mutex<()>,
 }
 
 fn engine<E: std::fmt::Display>(e: E) -> IndexError {
@@ -88,10 +98,15 @@ fn config(dimension: usize, params: HnswParams) -> EdgeConfig {
         .hnsw_config(HnswIndexConfig {
             m: params.m,
             ef_construct: params.ef_construct,
+            // Leave one core to the request path: background HNSW builds otherwise take every
+            // core (2 threads on a 2-core host) while writes wait for a CPU.
+            max_indexing_threads: std::thread::available_parallelism()
+                .map_or(1, |n| n.get().saturating_sub(1).max(1)),
             ..Default::default()
         })
         .optimizers(EdgeOptimizersConfig {
             indexing_threshold: Some(INDEXING_THRESHOLD_KB),
+            max_segment_size: Some(MAX_SEGMENT_SIZE_KB),
             ..Default::default()
         })
         .on_disk_payload(false)
@@ -202,6 +217,7 @@ impl EdgeIndex {
                 dimension: AtomicUsize::new(dimension),
                 upserts_since_optimize: AtomicUsize::new(0),
                 optimizing: AtomicBool::new(false),
+                optimize_lock: Mutex::new(()),
             }),
         })
     }
@@ -251,7 +267,9 @@ impl EdgeIndex {
 }
 
 impl Inner {
+    /// Callers hold the shard read lock first, then `optimize_lock`: one lock order for all.
     fn optimize(&self, shard: &EdgeShard) -> Result<(), IndexError> {
+        let _running = self.optimize_lock.lock().unwrap_or_else(|e| e.into_inner());
         let _gate = self.gate.read().unwrap_or_else(|e| e.into_inner());
         self.upserts_since_optimize.store(0, Ordering::Relaxed);
         let started = std::time::Instant::now();
