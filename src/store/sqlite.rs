@@ -53,6 +53,28 @@ impl SqliteStore {
     pub fn pool(&self) -> &SqlitePool {
         &self.pool
     }
+
+    /// Run `sql` (an `UPDATE … FROM json_each(?1)`) over `rows`, 1,000 JSON rows per statement,
+    /// all in one transaction. Driven from the small list and joined by primary key, so the cost
+    /// is O(rows), not O(table).
+    async fn update_from_json_rows(
+        &self,
+        sql: &'static str,
+        rows: Vec<Value>,
+    ) -> Result<(), StoreError> {
+        if rows.is_empty() {
+            return Ok(());
+        }
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        for chunk in rows.chunks(1_000) {
+            sqlx::query(sql)
+                .bind(Value::Array(chunk.to_vec()).to_string())
+                .execute(&mut *tx)
+                .await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
 }
 
 fn ms(at: DateTime<Utc>) -> i64 {
@@ -291,30 +313,18 @@ impl MemoryStore for SqliteStore {
     }
 
     async fn record_access(&self, hits: &[AccessHit]) -> Result<(), StoreError> {
-        if hits.is_empty() {
-            return Ok(());
-        }
-        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
-        for chunk in hits.chunks(1_000) {
-            let rows = Value::Array(
-                chunk
-                    .iter()
-                    .map(|h| serde_json::json!([h.id.to_string(), h.count, ms(h.at)]))
-                    .collect(),
-            );
-            sqlx::query(
-                "UPDATE memories SET access_count = access_count + p.n, \
-                   last_accessed_at = MAX(COALESCE(last_accessed_at, 0), p.at) \
-                 FROM (SELECT json_extract(value, '$[0]') AS id, json_extract(value, '$[1]') AS n, \
-                              json_extract(value, '$[2]') AS at FROM json_each(?1)) AS p \
-                 WHERE memories.id = p.id",
-            )
-            .bind(rows.to_string())
-            .execute(&mut *tx)
-            .await?;
-        }
-        tx.commit().await?;
-        Ok(())
+        let rows = hits
+            .iter()
+            .map(|h| serde_json::json!([h.id.to_string(), h.count, ms(h.at)]));
+        self.update_from_json_rows(
+            "UPDATE memories SET access_count = access_count + p.n, \
+               last_accessed_at = MAX(COALESCE(last_accessed_at, 0), p.at) \
+             FROM (SELECT json_extract(value, '$[0]') AS id, json_extract(value, '$[1]') AS n, \
+                          json_extract(value, '$[2]') AS at FROM json_each(?1)) AS p \
+             WHERE memories.id = p.id",
+            rows.collect(),
+        )
+        .await
     }
 
     async fn forget(
@@ -373,30 +383,17 @@ impl MemoryStore for SqliteStore {
     }
 
     async fn mark_indexed(&self, rows: &[(MemoryId, DateTime<Utc>)]) -> Result<(), StoreError> {
-        if rows.is_empty() {
-            return Ok(());
-        }
-        // Driven from the (small) JSON list, joined by primary key: O(batch), not O(table).
-        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
-        for chunk in rows.chunks(1_000) {
-            let pairs = Value::Array(
-                chunk
-                    .iter()
-                    .map(|(id, at)| serde_json::json!([id.to_string(), ms(*at)]))
-                    .collect(),
-            );
-            sqlx::query(
-                "UPDATE memories SET index_pending = 0 \
-                 FROM (SELECT json_extract(value, '$[0]') AS id, json_extract(value, '$[1]') AS at \
-                       FROM json_each(?1)) AS p \
-                 WHERE memories.id = p.id AND memories.updated_at = p.at AND memories.index_pending = 1",
-            )
-            .bind(pairs.to_string())
-            .execute(&mut *tx)
-            .await?;
-        }
-        tx.commit().await?;
-        Ok(())
+        let rows = rows
+            .iter()
+            .map(|(id, at)| serde_json::json!([id.to_string(), ms(*at)]));
+        self.update_from_json_rows(
+            "UPDATE memories SET index_pending = 0 \
+             FROM (SELECT json_extract(value, '$[0]') AS id, json_extract(value, '$[1]') AS at \
+                   FROM json_each(?1)) AS p \
+             WHERE memories.id = p.id AND memories.updated_at = p.at AND memories.index_pending = 1",
+            rows.collect(),
+        )
+        .await
     }
 
     async fn indexable_after(
