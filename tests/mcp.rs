@@ -358,8 +358,10 @@ async fn stdio_relays_to_the_daemon_that_owns_the_data_dir() {
     assert_eq!(written["status"], "stored");
 
     let direct = http_client(&daemon.endpoint).await;
-    let found = call_ok(&direct, "memory_search", json!({"query": "stdio relay"})).await;
-    assert_eq!(found["memories"][0]["id"], written["memory_id"]);
+    assert_eq!(
+        common::top_hit_id(&direct, json!({"query": "stdio relay"})).await,
+        written["memory_id"]
+    );
     relayed.cancel().await.unwrap();
     direct.cancel().await.unwrap();
 
@@ -398,13 +400,10 @@ async fn a_second_stdio_server_relays_to_the_first() {
         json!({"content": "Cursor and Claude Desktop share one memory", "importance": 0.6}),
     )
     .await;
-    let found = call_ok(
-        &first,
-        "memory_search",
-        json!({"query": "share one memory"}),
-    )
-    .await;
-    assert_eq!(found["memories"][0]["id"], written["memory_id"]);
+    assert_eq!(
+        common::top_hit_id(&first, json!({"query": "share one memory"})).await,
+        written["memory_id"]
+    );
     second.cancel().await.unwrap();
     first.cancel().await.unwrap();
 }
@@ -425,13 +424,10 @@ async fn memories_survive_a_clean_stop_and_a_sigkill() {
 
     let daemon = Daemon::start(dir.path(), &[]).await;
     let client = http_client(&daemon.endpoint).await;
-    let found = call_ok(
-        &client,
-        "memory_search",
-        json!({"query": "survives a clean restart"}),
-    )
-    .await;
-    assert_eq!(found["memories"][0]["id"], clean["memory_id"]);
+    assert_eq!(
+        common::top_hit_id(&client, json!({"query": "survives a clean restart"})).await,
+        clean["memory_id"]
+    );
     // Killed right after the write: the index had no time to flush.
     let crashed = call_ok(
         &client,
@@ -444,20 +440,18 @@ async fn memories_survive_a_clean_stop_and_a_sigkill() {
 
     let daemon = Daemon::start(dir.path(), &[]).await;
     let client = http_client(&daemon.endpoint).await;
-    let found = call_ok(
-        &client,
-        "memory_search",
-        json!({"query": "survives kill -9 right after the write"}),
-    )
-    .await;
-    assert_eq!(found["memories"][0]["id"], crashed["memory_id"]);
-    let found = call_ok(
-        &client,
-        "memory_search",
-        json!({"query": "survives a clean restart"}),
-    )
-    .await;
-    assert_eq!(found["memories"][0]["id"], clean["memory_id"]);
+    assert_eq!(
+        common::top_hit_id(
+            &client,
+            json!({"query": "survives kill -9 right after the write"})
+        )
+        .await,
+        crashed["memory_id"]
+    );
+    assert_eq!(
+        common::top_hit_id(&client, json!({"query": "survives a clean restart"})).await,
+        clean["memory_id"]
+    );
     client.cancel().await.unwrap();
 }
 
@@ -488,13 +482,10 @@ async fn cli_commands_go_through_the_running_daemon() {
     assert_eq!(written["status"], "stored");
 
     let client = http_client(&daemon.endpoint).await;
-    let found = call_ok(
-        &client,
-        "memory_search",
-        json!({"query": "written by the CLI"}),
-    )
-    .await;
-    assert_eq!(found["memories"][0]["id"], written["memory_id"]);
+    assert_eq!(
+        common::top_hit_id(&client, json!({"query": "written by the CLI"})).await,
+        written["memory_id"]
+    );
     client.cancel().await.unwrap();
 
     let output = run(vec![

@@ -221,13 +221,14 @@ async fn the_daemon_switches_embedders_only_through_reindex() {
 
     let daemon = Daemon::start(dir.path(), &openai_env).await;
     let client = http_client(&daemon.endpoint).await;
-    let found = call_ok(
-        &client,
-        "memory_search",
-        json!({"query": "when does the release train leave"}),
-    )
-    .await;
-    assert_eq!(found["memories"][0]["id"], written["memory_id"]);
+    assert_eq!(
+        common::top_hit_id(
+            &client,
+            json!({"query": "when does the release train leave"})
+        )
+        .await,
+        written["memory_id"]
+    );
     let more = call_ok(
         &client,
         "memory_write",

@@ -209,3 +209,8 @@ pub async fn call_err(client: &Client, tool: &str, args: Value) -> String {
         .collect::<Vec<_>>()
         .join("\n")
 }
+
+/// The id of the best `memory_search` hit for `args` (null when nothing matched).
+pub async fn top_hit_id(client: &Client, args: Value) -> Value {
+    call_ok(client, "memory_search", args).await["memories"][0]["id"].clone()
+}
