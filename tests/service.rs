@@ -667,6 +667,68 @@ async fn a_deleted_index_is_rebuilt_from_the_store() {
     assert_eq!(found.memories.first().map(|m| m.id), Some(id));
 }
 
+/// Put a point the store does not know into the index on disk, so a later count tells whether
+/// the index was kept (the stray point is still there) or rebuilt from the store (it is gone).
+async fn add_stray_point(dir: &std::path::Path) {
+    let index = common::open_index(dir, BuiltinEmbedder::default().dimension()).await;
+    index
+        .upsert(vec![IndexPoint {
+            id: uuid::Uuid::now_v7(),
+            vector: RandomEmbedder::new(index.dimension()).vector("stray"),
+            namespace: "default".into(),
+            memory_type: MemoryType::Semantic,
+            status: Status::Active,
+            created_at: 0,
+        }])
+        .await
+        .unwrap();
+    index.flush().await.unwrap();
+}
+
+#[tokio::test]
+async fn an_index_with_another_payload_layout_is_rebuilt_from_the_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let id = {
+        let service = common::service(dir.path()).await;
+        let id = service
+            .write(&write("Backups run nightly at 02:00 UTC"))
+            .await
+            .unwrap()
+            .memory_id
+            .unwrap();
+        service.flush().await.unwrap();
+        id
+    };
+    // Control: with the current layout the index on disk is kept as it is.
+    add_stray_point(dir.path()).await;
+    assert_eq!(
+        common::service(dir.path())
+            .await
+            .index()
+            .count()
+            .await
+            .unwrap(),
+        2
+    );
+
+    // An index written by an older hindsight (its points lack the `scope` payload the filters
+    // use) would answer every search with nothing: it must be dropped and rebuilt.
+    let layout = dir.path().join("index").join("hindsight-layout");
+    std::fs::write(&layout, "1").unwrap();
+    let service = common::service(dir.path()).await;
+    assert_eq!(
+        service.index().count().await.unwrap(),
+        1,
+        "rebuilt from the one row"
+    );
+    let found = service
+        .search(&search("when do backups run"))
+        .await
+        .unwrap();
+    assert_eq!(found.memories.first().map(|m| m.id), Some(id));
+    assert_ne!(std::fs::read_to_string(&layout).unwrap(), "1");
+}
+
 #[tokio::test]
 async fn a_changed_embedder_refuses_to_search_until_reindexed() {
     let dir = tempfile::tempdir().unwrap();

@@ -20,13 +20,14 @@ use qdrant_edge::external::serde_json::json;
 use qdrant_edge::{
     Condition, CountRequest, CreateIndex, Distance, EdgeConfig, EdgeOptimizersConfig, EdgeShard,
     EdgeVectorParamsBuilder, FieldCondition, FieldIndexOperations, Filter, HnswIndexConfig,
-    JsonPath, Match, NamedQuery, PayloadFieldSchema, PayloadSchemaType, PointId,
-    PointInsertOperations, PointOperations, PointStruct, PointStructPersisted, QueryEnum, Range,
-    SearchParams, SearchRequest, UpdateOperation, WithPayloadInterface,
+    JsonPath, KeywordIndexParams, Match, NamedQuery, PayloadFieldSchema, PayloadSchemaParams,
+    PayloadSchemaType, PointId, PointInsertOperations, PointOperations, PointStruct,
+    PointStructPersisted, QueryEnum, Range, SearchParams, SearchRequest, UpdateOperation,
+    WithPayloadInterface,
 };
 
 use super::{Hit, IndexError, IndexPoint, IndexQuery, VectorIndex};
-use crate::domain::MemoryId;
+use crate::domain::{MemoryId, MemoryType, Status};
 
 /// Upserts after which a background `optimize()` (HNSW build, segment merge) is started.
 const OPTIMIZE_EVERY: usize = 1_000;
@@ -34,6 +35,23 @@ const OPTIMIZE_EVERY: usize = 1_000;
 /// 1,300 points at 384 dimensions. Qdrant's default (10 MB) leaves ~7k points to brute force,
 /// which dominated write (dedup) and search latency in `hindsight bench search`.
 const INDEXING_THRESHOLD_KB: usize = 2_000;
+
+const SCOPE: &str = "scope";
+const CREATED_AT: &str = "created_at";
+
+/// Written into the index dir once it is created. An index whose payload layout differs (an
+/// older hindsight, or a dir without the file) is dropped at start and rebuilt from the store.
+const LAYOUT_FILE: &str = "hindsight-layout";
+const LAYOUT_VERSION: &str = "2";
+
+/// The `scope` payload value: namespace, memory type and status in one keyword (namespaces
+/// cannot contain a space, so it is unambiguous). Every filter hindsight needs is then one
+/// `scope IN (…)` condition, which the engine answers straight from the keyword index: with
+/// separate namespace/type/status fields it re-checked each candidate against every condition,
+/// and those checks cost more than the distance computations.
+fn scope(namespace: &str, memory_type: MemoryType, status: Status) -> String {
+    format!("{namespace} {} {}", memory_type.as_str(), status.as_str())
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct HnswParams {
@@ -113,25 +131,36 @@ fn stored_dimension(config: &EdgeConfig) -> Option<usize> {
     config.vectors.get("").map(|v| v.size)
 }
 
+/// A keyword index marked as the tenant key: the engine also builds HNSW links inside each
+/// value's points, so a filter that matches a few percent of the points walks a connected graph.
+fn tenant_keyword() -> PayloadFieldSchema {
+    PayloadFieldSchema::FieldParams(PayloadSchemaParams::Keyword(KeywordIndexParams {
+        is_tenant: Some(true),
+        ..Default::default()
+    }))
+}
+
 fn create(dir: &Path, dimension: usize, params: HnswParams) -> Result<EdgeShard, IndexError> {
     std::fs::create_dir_all(dir).map_err(engine)?;
     let shard = EdgeShard::new(dir, config(dimension, params)).map_err(engine)?;
-    for (field, kind) in [
-        ("namespace", PayloadSchemaType::Keyword),
-        ("memory_type", PayloadSchemaType::Keyword),
-        ("status", PayloadSchemaType::Keyword),
-        ("created_at", PayloadSchemaType::Integer),
+    for (field, schema) in [
+        (SCOPE, tenant_keyword()),
+        (
+            CREATED_AT,
+            PayloadFieldSchema::FieldType(PayloadSchemaType::Integer),
+        ),
     ] {
         shard
             .update(UpdateOperation::FieldIndexOperation(
                 FieldIndexOperations::CreateIndex(CreateIndex {
                     field_name: key(field),
-                    field_schema: Some(PayloadFieldSchema::FieldType(kind)),
+                    field_schema: Some(schema),
                 }),
             ))
             .map_err(engine)?;
     }
     shard.flush();
+    std::fs::write(dir.join(LAYOUT_FILE), LAYOUT_VERSION).map_err(engine)?;
     Ok(shard)
 }
 
@@ -161,8 +190,12 @@ fn open_or_create(
     params: HnswParams,
 ) -> Result<(EdgeShard, usize), IndexError> {
     let wal_bytes = dir_size(&dir.join("wal"));
+    let layout = std::fs::read_to_string(dir.join(LAYOUT_FILE)).unwrap_or_default();
     let stored = if wal_bytes > WAL_REBUILD_BYTES {
         tracing::info!(wal_bytes, dir = %dir.display(), "index WAL is large; rebuilding the index from the store");
+        None
+    } else if dir.exists() && layout.trim() != LAYOUT_VERSION {
+        tracing::info!(dir = %dir.display(), "index was built with another payload layout; rebuilding it from the store");
         None
     } else {
         match EdgeConfig::load(dir) {
@@ -293,28 +326,27 @@ impl Inner {
 }
 
 fn filter(query: &IndexQuery) -> Filter {
-    let strings = |items: Vec<&str>| items.into_iter().map(str::to_owned).collect::<Vec<_>>();
-    let mut must = vec![
-        Condition::Field(FieldCondition::new_match(
-            key("namespace"),
-            Match::from(query.namespace.clone()),
-        )),
-        Condition::Field(FieldCondition::new_match(
-            key("status"),
-            Match::from(strings(query.statuses.iter().map(|s| s.as_str()).collect())),
-        )),
-    ];
-    if !query.memory_types.is_empty() {
-        must.push(Condition::Field(FieldCondition::new_match(
-            key("memory_type"),
-            Match::from(strings(
-                query.memory_types.iter().map(|t| t.as_str()).collect(),
-            )),
-        )));
-    }
+    let types: &[MemoryType] = if query.memory_types.is_empty() {
+        &MemoryType::ALL
+    } else {
+        &query.memory_types
+    };
+    let scopes: Vec<String> = types
+        .iter()
+        .flat_map(|t| {
+            query
+                .statuses
+                .iter()
+                .map(|s| scope(&query.namespace, *t, *s))
+        })
+        .collect();
+    let mut must = vec![Condition::Field(FieldCondition::new_match(
+        key(SCOPE),
+        Match::from(scopes),
+    ))];
     if query.created_from.is_some() || query.created_to.is_some() {
         must.push(Condition::Field(FieldCondition::new_range(
-            key("created_at"),
+            key(CREATED_AT),
             Range {
                 gte: query.created_from.map(|v| OrderedFloat(v as f64)),
                 lte: query.created_to.map(|v| OrderedFloat(v as f64)),
@@ -334,10 +366,8 @@ fn point(p: IndexPoint) -> PointStructPersisted {
         PointId::Uuid(p.id),
         p.vector,
         json!({
-            "namespace": p.namespace,
-            "memory_type": p.memory_type.as_str(),
-            "status": p.status.as_str(),
-            "created_at": p.created_at,
+            SCOPE: scope(&p.namespace, p.memory_type, p.status),
+            CREATED_AT: p.created_at,
         }),
     )
     .into()

@@ -9,6 +9,7 @@ use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{Implementation, ServerCapabilities, ServerConfig};
 use rmcp::{Json, ServerHandler, tool, tool_handler, tool_router};
 
+use crate::domain::Namespace;
 use crate::service::{
     Args, ForgetRequest, ForgetResult, MemoryService, SearchRequest, SearchResult, ServiceError,
     WriteRequest, WriteResult,
@@ -31,12 +32,11 @@ pub struct HindsightMcp {
 
 fn outcome<T>(
     tool: &'static str,
-    namespace: Option<&str>,
+    namespace: &str,
     started: Instant,
     result: Result<T, ServiceError>,
 ) -> Result<Json<T>, String> {
     let latency_ms = started.elapsed().as_secs_f64() * 1e3;
-    let namespace = namespace.unwrap_or("default");
     match result {
         Ok(value) => {
             tracing::info!(tool, namespace, outcome = "ok", latency_ms, "mcp call");
@@ -81,7 +81,12 @@ impl HindsightMcp {
             Ok(request) => self.service.write(&request).await,
             Err(e) => invalid(e),
         };
-        outcome("memory_write", namespace.as_deref(), started, result)
+        outcome(
+            "memory_write",
+            namespace.as_deref().unwrap_or(Namespace::DEFAULT),
+            started,
+            result,
+        )
     }
 
     /// Search memories by meaning. Returns {memories: [...]}, best first, each with its content,
@@ -98,7 +103,12 @@ impl HindsightMcp {
             Ok(request) => self.service.search(&request).await,
             Err(e) => invalid(e),
         };
-        outcome("memory_search", namespace.as_deref(), started, result)
+        outcome(
+            "memory_search",
+            namespace.as_deref().unwrap_or(Namespace::DEFAULT),
+            started,
+            result,
+        )
     }
 
     /// Forget memories: one by memory_id, or all matching a filter (namespace required; optional
@@ -118,7 +128,13 @@ impl HindsightMcp {
             Ok(request) => self.service.forget(&request).await,
             Err(e) => invalid(e),
         };
-        outcome("memory_forget", namespace.as_deref(), started, result)
+        // By id the namespace is only known once the row is read: log that it was by id.
+        outcome(
+            "memory_forget",
+            namespace.as_deref().unwrap_or("(by id)"),
+            started,
+            result,
+        )
     }
 }
 
