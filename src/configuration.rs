@@ -35,7 +35,7 @@ macro_rules! env_value_from_str {
         }
     )*};
 }
-env_value_from_str!(String, PathBuf, SocketAddr, f64, u64, usize, bool);
+env_value_from_str!(String, PathBuf, SocketAddr, f64, u64, usize, u32, bool);
 
 /// Lists are comma-separated in the environment: `HINDSIGHT_ALLOWED_HOSTS=localhost,memory.internal`.
 impl EnvValue for Vec<String> {
@@ -130,8 +130,11 @@ settings! {
     data_dir: PathBuf = PathBuf::from("./data"),
     /// HTTP listen address for `serve` (MCP at /mcp, /healthz).
     listen: SocketAddr = SocketAddr::from(([127, 0, 0, 1], 8765)),
-    /// `sqlite://…` (default: `<data_dir>/hindsight.db`).
+    /// `sqlite://…` (default: `<data_dir>/hindsight.db`) or `postgres://…` (scale-out).
     database_url: Option<String> = None,
+    /// PostgreSQL connection pool bounds, per process.
+    db_pool_min: u32 = 5,
+    db_pool_max: u32 = 20,
     /// Bearer token required on HTTP when set (and required to listen beyond loopback).
     auth_token: Option<String> = None,
     /// Host headers accepted on /mcp (DNS-rebinding protection). Add the name clients use when
@@ -259,13 +262,30 @@ impl Settings {
             );
         }
         if let Some(url) = &self.database_url
-            && !url.starts_with("sqlite:")
+            && !["sqlite:", "postgres://", "postgresql://"]
+                .iter()
+                .any(|scheme| url.starts_with(scheme))
         {
             return invalid(
                 "database_url",
                 format!(
-                    "only sqlite:// URLs are supported by this build, got {:?}",
+                    "must start with sqlite:, postgres:// or postgresql://, got {:?}",
                     redact_url(url)
+                ),
+            );
+        }
+        if !(1..=1_000).contains(&self.db_pool_max) {
+            return invalid(
+                "db_pool_max",
+                format!("must be 1..=1000, got {}", self.db_pool_max),
+            );
+        }
+        if self.db_pool_min > self.db_pool_max {
+            return invalid(
+                "db_pool_min",
+                format!(
+                    "must not exceed db_pool_max ({}), got {}",
+                    self.db_pool_max, self.db_pool_min
                 ),
             );
         }
@@ -308,6 +328,13 @@ impl Settings {
             return invalid("embed_dimension", "must be 1..=65536".to_owned());
         }
         Ok(())
+    }
+
+    /// The PostgreSQL URL, when `database_url` names one.
+    pub fn postgres_url(&self) -> Option<&str> {
+        self.database_url
+            .as_deref()
+            .filter(|url| url.starts_with("postgres://") || url.starts_with("postgresql://"))
     }
 
     /// The SQLite file path (from `database_url`, or the default under `data_dir`).
@@ -435,6 +462,47 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(err.contains("embed_base_url"), "{err}");
+    }
+
+    #[test]
+    fn database_url_selects_the_store_and_pool_bounds_are_checked() {
+        let s = Settings::load(
+            None,
+            env(&[(
+                "HINDSIGHT_DATABASE_URL",
+                "postgres://postgres@127.0.0.1:5432/hindsight",
+            )]),
+            Layer::default(),
+        )
+        .unwrap();
+        assert_eq!(
+            s.postgres_url(),
+            Some("postgres://postgres@127.0.0.1:5432/hindsight")
+        );
+        assert_eq!((s.db_pool_min, s.db_pool_max), (5, 20));
+        let s = Settings::load(None, env(&[]), Layer::default()).unwrap();
+        assert_eq!(s.postgres_url(), None);
+
+        let err = Settings::load(
+            None,
+            env(&[("HINDSIGHT_DATABASE_URL", "mysql://root@localhost/db")]),
+            Layer::default(),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("database_url") && err.contains("postgres://"),
+            "{err}"
+        );
+
+        let err = Settings::load(
+            None,
+            env(&[("HINDSIGHT_DB_POOL_MIN", "30")]),
+            Layer::default(),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("db_pool_min") && err.contains("20"), "{err}");
     }
 
     #[test]

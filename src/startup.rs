@@ -12,7 +12,7 @@ use crate::embed::{BuiltinEmbedder, EmbedError, Embedder, OpenAiEmbedder, OpenAi
 use crate::index::{EdgeIndex, HnswParams, IndexError};
 use crate::lock::{Acquired, DataDirLock, Endpoint, LockError, read_endpoint};
 use crate::service::{MemoryService, Rules, ServiceError};
-use crate::store::{SqliteStore, StoreError};
+use crate::store::{MemoryStore, PoolSize, PostgresStore, SqliteStore, StoreError};
 
 /// How often index changes are flushed to disk (and their rows' pending flags cleared).
 const FLUSH_INTERVAL: Duration = Duration::from_secs(1);
@@ -72,10 +72,27 @@ pub async fn embedder(settings: &Settings) -> Result<Arc<dyn Embedder>, StartupE
     }
 }
 
+/// The store `database_url` names: PostgreSQL, or the SQLite file (default under `data_dir`).
+pub async fn open_store(settings: &Settings) -> Result<Arc<dyn MemoryStore>, StartupError> {
+    std::fs::create_dir_all(&settings.data_dir)?;
+    Ok(match settings.postgres_url() {
+        Some(url) => Arc::new(
+            PostgresStore::connect(
+                url,
+                PoolSize {
+                    min: settings.db_pool_min,
+                    max: settings.db_pool_max,
+                },
+            )
+            .await?,
+        ),
+        None => Arc::new(SqliteStore::open(&settings.sqlite_path()).await?),
+    })
+}
+
 /// Open store, embedder and index, and start the service (which repairs the index).
 pub async fn build_service(settings: &Settings) -> Result<MemoryService, StartupError> {
-    std::fs::create_dir_all(&settings.data_dir)?;
-    let store = Arc::new(SqliteStore::open(&settings.sqlite_path()).await?);
+    let store = open_store(settings).await?;
     let embedder = embedder(settings).await?;
     let index = EdgeIndex::open(
         &settings.index_dir(),

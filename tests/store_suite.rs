@@ -1,6 +1,8 @@
 //! The backend-agnostic store suite: every `MemoryStore` implementation must pass every test
 //! here. Each backend gets its own module via `store_suite!`, and each test its own database.
 
+mod common;
+
 use std::sync::Arc;
 
 use chrono::{Duration, Utc};
@@ -8,7 +10,8 @@ use hindsight::domain::{
     Content, Importance, Memory, MemoryId, MemoryType, Namespace, NewMemory, Status,
 };
 use hindsight::store::{
-    AccessHit, ForgetFilter, ForgetSelector, MemoryStore, MergeUpdate, SqliteStore, StoreError,
+    AccessHit, ForgetFilter, ForgetSelector, MemoryStore, MergeUpdate, PoolSize, PostgresStore,
+    SqliteStore, StoreError,
 };
 use serde_json::json;
 use uuid::Uuid;
@@ -406,3 +409,15 @@ async fn sqlite() -> (tempfile::TempDir, Arc<dyn MemoryStore>) {
 }
 
 store_suite!(sqlite_backend, sqlite());
+
+/// A fresh PostgreSQL database per test on the server at `HINDSIGHT_TEST_POSTGRES_URL`
+/// (default: this machine's 127.0.0.1:5432, user postgres), dropped when the guard drops.
+async fn postgres() -> (common::pg::TestDatabase, Arc<dyn MemoryStore>) {
+    let db = common::pg::TestDatabase::create().await;
+    let store = PostgresStore::connect(&db.url, PoolSize { min: 1, max: 5 })
+        .await
+        .unwrap();
+    (db, Arc::new(store))
+}
+
+store_suite!(postgres_backend, postgres());

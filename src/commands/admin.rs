@@ -1,15 +1,13 @@
-//! `hindsight stats` and `hindsight reindex`.
+//! `hindsight stats`, `hindsight migrate` and `hindsight reindex`.
 
 use std::io::IsTerminal;
 
 use hindsight::configuration::Settings;
 use hindsight::startup;
-use hindsight::store::{MemoryStore, SqliteStore};
 use serde_json::json;
 
 pub async fn stats(settings: Settings) -> anyhow::Result<()> {
-    std::fs::create_dir_all(&settings.data_dir)?;
-    let store = SqliteStore::open(&settings.sqlite_path()).await?;
+    let store = startup::open_store(&settings).await?;
     let rows = store.counts().await?;
     let total: i64 = rows.iter().map(|r| r.count).sum();
     let embedder = store
@@ -21,6 +19,17 @@ pub async fn stats(settings: Settings) -> anyhow::Result<()> {
             &json!({"total": total, "embedder": embedder, "counts": rows})
         )?
     );
+    Ok(())
+}
+
+/// Opening a store applies its pending migrations; report which database is now current.
+pub async fn migrate(settings: Settings) -> anyhow::Result<()> {
+    startup::open_store(&settings).await?;
+    let database = match settings.postgres_url() {
+        Some(_) => "postgresql",
+        None => "sqlite",
+    };
+    println!("{}", json!({"migrated": true, "database": database}));
     Ok(())
 }
 

@@ -7,7 +7,6 @@ use hindsight::lock::{Acquired, DataDirLock, read_endpoint};
 use hindsight::service::requests::{ForgetFilterRequest, TimeRange};
 use hindsight::service::{ForgetRequest, SearchRequest, WriteRequest};
 use hindsight::startup;
-use hindsight::store::{MemoryStore, SqliteStore};
 use rmcp::ServiceExt;
 use rmcp::model::{CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation};
 use rmcp::transport::StreamableHttpClientTransport;
@@ -232,12 +231,11 @@ async fn call_remote(
         .ok_or_else(|| anyhow::anyhow!("{tool}: the daemon returned no structured result"))
 }
 
-/// Reads go straight to the SQLite file (WAL allows a reader beside the daemon).
+/// Reads go straight to the database (SQLite's WAL allows a reader beside the daemon).
 async fn get(settings: &Settings, id: &str) -> anyhow::Result<()> {
     let id = uuid::Uuid::parse_str(id.trim())
         .map_err(|_| anyhow::anyhow!("memory_id: must be a UUID, got {id:?}"))?;
-    std::fs::create_dir_all(&settings.data_dir)?;
-    let store = SqliteStore::open(&settings.sqlite_path()).await?;
+    let store = hindsight::startup::open_store(settings).await?;
     match store.get(id).await? {
         Some(memory) => print(&memory),
         None => anyhow::bail!("no memory with id {id}"),

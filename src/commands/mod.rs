@@ -47,6 +47,8 @@ enum Command {
     Memory(memory::MemoryCommand),
     /// Counts of memories by namespace, type and status.
     Stats,
+    /// Apply pending database migrations (also done at every start) and exit.
+    Migrate,
     /// Re-embed every memory with the configured embedder and rebuild the vector index.
     Reindex,
     /// Print the effective configuration (secrets masked).
@@ -75,6 +77,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Mcp => mcp::run(settings).await,
         Command::Memory(command) => memory::run(settings, command).await,
         Command::Stats => admin::stats(settings).await,
+        Command::Migrate => admin::migrate(settings).await,
         Command::Reindex => admin::reindex(settings).await,
         Command::Config => {
             print!("{}", settings.to_masked_toml());

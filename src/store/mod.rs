@@ -1,7 +1,8 @@
 //! The store: memories as rows, the source of truth. One trait, one implementation per database
-//! (SQLite now, PostgreSQL next); the shared behaviour is pinned by the backend-agnostic suite in
+//! (SQLite embedded, PostgreSQL for scale-out); the shared behaviour is pinned by the backend-agnostic suite in
 //! `tests/store_suite.rs`.
 
+mod postgres;
 mod sqlite;
 
 use async_trait::async_trait;
@@ -10,6 +11,7 @@ use serde_json::Value;
 
 use crate::domain::{Memory, MemoryId, MemoryType, Namespace, Status};
 
+pub use postgres::{PoolSize, PostgresStore};
 pub use sqlite::SqliteStore;
 
 #[derive(Debug, thiserror::Error)]

@@ -7,6 +7,8 @@ use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
 
+pub mod pg;
+
 use hindsight::embed::{BuiltinEmbedder, Embedder};
 use hindsight::index::{EdgeIndex, HnswParams, VectorIndex};
 use hindsight::lock::{Endpoint, read_endpoint};

@@ -1,0 +1,414 @@
+//! PostgreSQL implementation of `MemoryStore` (scale-out: several daemons on one database).
+//! Same rules as `sqlite.rs`, pinned by the same suite; id lists travel as arrays and are
+//! expanded with `unnest`, so every statement is static SQL.
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use chrono::{DateTime, TimeZone, Utc};
+use sqlx::Row;
+use sqlx::postgres::{PgPool, PgPoolOptions, PgRow};
+
+use super::{AccessHit, CountRow, ForgetSelector, MemoryStore, MergeUpdate, StoreError};
+use crate::domain::{Memory, MemoryId, MemoryType, Namespace, Status};
+
+/// Connection pool bounds. A pool per daemon replica: 20 × replicas must stay under the
+/// server's `max_connections` (100 by default).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PoolSize {
+    pub min: u32,
+    pub max: u32,
+}
+
+impl Default for PoolSize {
+    fn default() -> Self {
+        Self { min: 5, max: 20 }
+    }
+}
+
+pub struct PostgresStore {
+    pool: PgPool,
+}
+
+const COLUMNS: &str = "id, namespace, memory_type, content, importance, status, entity, attribute, \
+     source, merged_sources, metadata, created_at, updated_at, expires_at, last_accessed_at, \
+     access_count, deprecated_at, deprecated_by, embedding_model, embedding";
+
+impl PostgresStore {
+    /// Connect and apply the migrations in `migrations/postgres/`.
+    pub async fn connect(url: &str, size: PoolSize) -> Result<Self, StoreError> {
+        let pool = PgPoolOptions::new()
+            .min_connections(size.min)
+            .max_connections(size.max)
+            .acquire_timeout(Duration::from_secs(10))
+            .connect(url)
+            .await?;
+        let store = Self { pool };
+        store.migrate().await?;
+        Ok(store)
+    }
+
+    /// Apply pending migrations (what `hindsight migrate` runs; also done at connect).
+    pub async fn migrate(&self) -> Result<(), StoreError> {
+        sqlx::migrate!("./migrations/postgres")
+            .run(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    pub fn pool(&self) -> &PgPool {
+        &self.pool
+    }
+}
+
+/// Timestamps are kept at millisecond precision, as in SQLite: `mark_indexed` compares the
+/// `updated_at` a caller saw with the stored one, so both must round the same way.
+fn ms(at: DateTime<Utc>) -> DateTime<Utc> {
+    Utc.timestamp_millis_opt(at.timestamp_millis())
+        .single()
+        .unwrap_or(at)
+}
+
+fn corrupt(id: &str, reason: impl Into<String>) -> StoreError {
+    StoreError::Corrupt {
+        id: id.to_owned(),
+        reason: reason.into(),
+    }
+}
+
+fn row_to_memory(row: &PgRow) -> Result<Memory, StoreError> {
+    let id: MemoryId = row.try_get("id")?;
+    let id_text = id.to_string();
+    let memory_type = MemoryType::parse(row.try_get::<&str, _>("memory_type")?)
+        .map_err(|e| corrupt(&id_text, e.to_string()))?;
+    let status = Status::parse(row.try_get::<&str, _>("status")?)
+        .map_err(|e| corrupt(&id_text, e.to_string()))?;
+    Ok(Memory {
+        id,
+        namespace: row.try_get("namespace")?,
+        memory_type,
+        content: row.try_get("content")?,
+        importance: row.try_get("importance")?,
+        status,
+        entity: row.try_get("entity")?,
+        attribute: row.try_get("attribute")?,
+        source: row.try_get("source")?,
+        merged_sources: row.try_get("merged_sources")?,
+        metadata: row.try_get("metadata")?,
+        created_at: row.try_get("created_at")?,
+        updated_at: row.try_get("updated_at")?,
+        expires_at: row.try_get("expires_at")?,
+        last_accessed_at: row.try_get("last_accessed_at")?,
+        access_count: row.try_get("access_count")?,
+        deprecated_at: row.try_get("deprecated_at")?,
+        deprecated_by: row.try_get("deprecated_by")?,
+        embedding_model: row.try_get("embedding_model")?,
+        embedding: row.try_get("embedding")?,
+    })
+}
+
+fn rows_to_memories(rows: &[PgRow]) -> Result<Vec<Memory>, StoreError> {
+    rows.iter().map(row_to_memory).collect()
+}
+
+fn is_unique_violation(err: &sqlx::Error) -> bool {
+    matches!(err, sqlx::Error::Database(db) if db.is_unique_violation())
+}
+
+#[async_trait]
+impl MemoryStore for PostgresStore {
+    async fn insert(&self, memory: &Memory, supersede: &[MemoryId]) -> Result<(), StoreError> {
+        let mut tx = self.pool.begin().await?;
+        let now = ms(memory.created_at.max(memory.updated_at));
+        if !supersede.is_empty() {
+            sqlx::query(
+                "UPDATE memories SET status = 'deprecated', deprecated_at = $1, deprecated_by = $2, \
+                 updated_at = $1, index_pending = TRUE \
+                 WHERE id = ANY($3) AND status = 'active'",
+            )
+            .bind(now)
+            .bind(memory.id)
+            .bind(supersede)
+            .execute(&mut *tx)
+            .await?;
+        }
+        let result = sqlx::query(
+            "INSERT INTO memories (id, namespace, memory_type, content, importance, status, entity, \
+             attribute, source, merged_sources, metadata, created_at, updated_at, expires_at, \
+             last_accessed_at, access_count, deprecated_at, deprecated_by, embedding_model, \
+             embedding, index_pending) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, TRUE)",
+        )
+        .bind(memory.id)
+        .bind(&memory.namespace)
+        .bind(memory.memory_type.as_str())
+        .bind(&memory.content)
+        .bind(memory.importance)
+        .bind(memory.status.as_str())
+        .bind(&memory.entity)
+        .bind(&memory.attribute)
+        .bind(&memory.source)
+        .bind(&memory.merged_sources)
+        .bind(&memory.metadata)
+        .bind(ms(memory.created_at))
+        .bind(ms(memory.updated_at))
+        .bind(memory.expires_at.map(ms))
+        .bind(memory.last_accessed_at.map(ms))
+        .bind(memory.access_count)
+        .bind(memory.deprecated_at.map(ms))
+        .bind(memory.deprecated_by)
+        .bind(&memory.embedding_model)
+        .bind(&memory.embedding)
+        .execute(&mut *tx)
+        .await;
+        match result {
+            Ok(_) => {}
+            Err(e) if is_unique_violation(&e) => {
+                return Err(StoreError::FactConflict {
+                    namespace: memory.namespace.clone(),
+                    entity: memory.entity.clone().unwrap_or_default(),
+                    attribute: memory.attribute.clone().unwrap_or_default(),
+                });
+            }
+            Err(e) => return Err(e.into()),
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    async fn merge(&self, update: &MergeUpdate) -> Result<Option<Memory>, StoreError> {
+        let (content, embedding) = match &update.replace_content {
+            Some((content, embedding)) => (Some(content.as_str()), Some(embedding.as_slice())),
+            None => (None, None),
+        };
+        let row = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "UPDATE memories SET \
+               content = COALESCE($2, content), \
+               embedding = COALESCE($3, embedding), \
+               importance = GREATEST(importance, $4), \
+               merged_sources = merged_sources || jsonb_build_array($5::jsonb), \
+               updated_at = $6, \
+               expires_at = CASE WHEN expires_at IS NULL OR $7::timestamptz IS NULL THEN NULL \
+                                 ELSE GREATEST(expires_at, $7) END, \
+               index_pending = index_pending OR $2 IS NOT NULL \
+             WHERE id = $1 AND status = 'active' \
+             RETURNING {COLUMNS}"
+        )))
+        .bind(update.id)
+        .bind(content)
+        .bind(embedding)
+        .bind(update.importance)
+        .bind(&update.merged_source)
+        .bind(ms(update.at))
+        .bind(update.expires_at.map(ms))
+        .fetch_optional(&self.pool)
+        .await?;
+        row.as_ref().map(row_to_memory).transpose()
+    }
+
+    async fn get(&self, id: MemoryId) -> Result<Option<Memory>, StoreError> {
+        let row = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT {COLUMNS} FROM memories WHERE id = $1"
+        )))
+        .bind(id)
+        .fetch_optional(&self.pool)
+        .await?;
+        row.as_ref().map(row_to_memory).transpose()
+    }
+
+    async fn get_many(&self, ids: &[MemoryId]) -> Result<Vec<Memory>, StoreError> {
+        if ids.is_empty() {
+            return Ok(vec![]);
+        }
+        let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT {COLUMNS} FROM memories WHERE id = ANY($1)"
+        )))
+        .bind(ids)
+        .fetch_all(&self.pool)
+        .await?;
+        rows_to_memories(&rows)
+    }
+
+    async fn active_facts(
+        &self,
+        namespace: &Namespace,
+        entity: &str,
+        attribute: &str,
+    ) -> Result<Vec<Memory>, StoreError> {
+        let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT {COLUMNS} FROM memories \
+             WHERE namespace = $1 AND entity = $2 AND attribute = $3 AND status = 'active'"
+        )))
+        .bind(namespace.as_str())
+        .bind(entity)
+        .bind(attribute)
+        .fetch_all(&self.pool)
+        .await?;
+        rows_to_memories(&rows)
+    }
+
+    async fn record_access(&self, hits: &[AccessHit]) -> Result<(), StoreError> {
+        if hits.is_empty() {
+            return Ok(());
+        }
+        let ids: Vec<MemoryId> = hits.iter().map(|h| h.id).collect();
+        let counts: Vec<i64> = hits.iter().map(|h| h.count).collect();
+        let ats: Vec<DateTime<Utc>> = hits.iter().map(|h| ms(h.at)).collect();
+        sqlx::query(
+            "UPDATE memories SET access_count = access_count + p.n, \
+               last_accessed_at = GREATEST(last_accessed_at, p.at) \
+             FROM unnest($1::uuid[], $2::bigint[], $3::timestamptz[]) AS p(id, n, at) \
+             WHERE memories.id = p.id",
+        )
+        .bind(ids)
+        .bind(counts)
+        .bind(ats)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    async fn forget(
+        &self,
+        selector: &ForgetSelector,
+        hard: bool,
+        at: DateTime<Utc>,
+    ) -> Result<Vec<MemoryId>, StoreError> {
+        // One WHERE clause for both selectors; unused parameters are NULL.
+        let (id, namespace, memory_type, entity, created_before) = match selector {
+            ForgetSelector::Id(id) => (Some(*id), None, None, None, None),
+            ForgetSelector::Filter(f) => (
+                None,
+                Some(f.namespace.as_str().to_owned()),
+                f.memory_type.map(|t| t.as_str()),
+                f.entity.clone(),
+                f.created_before.map(ms),
+            ),
+        };
+        let filter = "($1::uuid IS NULL OR id = $1) AND ($2::text IS NULL OR namespace = $2) \
+             AND ($3::text IS NULL OR memory_type = $3) AND ($4::text IS NULL OR entity = $4) \
+             AND ($5::timestamptz IS NULL OR created_at < $5)";
+        let sql = if hard {
+            format!("DELETE FROM memories WHERE {filter} RETURNING id")
+        } else {
+            format!(
+                "UPDATE memories SET status = 'forgotten', updated_at = $6, index_pending = TRUE \
+                 WHERE {filter} AND status <> 'forgotten' RETURNING id"
+            )
+        };
+        let mut query = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(id)
+            .bind(namespace)
+            .bind(memory_type)
+            .bind(entity)
+            .bind(created_before);
+        if !hard {
+            query = query.bind(ms(at));
+        }
+        let rows = query.fetch_all(&self.pool).await?;
+        rows.iter()
+            .map(|row| Ok(row.try_get::<MemoryId, _>("id")?))
+            .collect()
+    }
+
+    async fn index_pending(&self, limit: i64) -> Result<Vec<Memory>, StoreError> {
+        let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT {COLUMNS} FROM memories WHERE index_pending ORDER BY id LIMIT $1"
+        )))
+        .bind(limit)
+        .fetch_all(&self.pool)
+        .await?;
+        rows_to_memories(&rows)
+    }
+
+    async fn mark_indexed(&self, rows: &[(MemoryId, DateTime<Utc>)]) -> Result<(), StoreError> {
+        if rows.is_empty() {
+            return Ok(());
+        }
+        let ids: Vec<MemoryId> = rows.iter().map(|(id, _)| *id).collect();
+        let ats: Vec<DateTime<Utc>> = rows.iter().map(|(_, at)| ms(*at)).collect();
+        sqlx::query(
+            "UPDATE memories SET index_pending = FALSE \
+             FROM unnest($1::uuid[], $2::timestamptz[]) AS p(id, at) \
+             WHERE memories.id = p.id AND memories.updated_at = p.at AND memories.index_pending",
+        )
+        .bind(ids)
+        .bind(ats)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    async fn indexable_after(
+        &self,
+        after: Option<MemoryId>,
+        limit: i64,
+    ) -> Result<Vec<Memory>, StoreError> {
+        let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT {COLUMNS} FROM memories \
+             WHERE status IN ('active', 'deprecated') AND ($1::uuid IS NULL OR id > $1) \
+             ORDER BY id LIMIT $2"
+        )))
+        .bind(after)
+        .bind(limit)
+        .fetch_all(&self.pool)
+        .await?;
+        rows_to_memories(&rows)
+    }
+
+    async fn set_embedding(
+        &self,
+        id: MemoryId,
+        model: &str,
+        embedding: &[f32],
+    ) -> Result<(), StoreError> {
+        sqlx::query("UPDATE memories SET embedding_model = $2, embedding = $3 WHERE id = $1")
+            .bind(id)
+            .bind(model)
+            .bind(embedding)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    async fn counts(&self) -> Result<Vec<CountRow>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT namespace, memory_type, status, COUNT(*) AS n FROM memories \
+             GROUP BY namespace, memory_type, status ORDER BY namespace, memory_type, status",
+        )
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter()
+            .map(|row| {
+                let namespace: String = row.try_get("namespace")?;
+                Ok(CountRow {
+                    memory_type: MemoryType::parse(row.try_get::<&str, _>("memory_type")?)
+                        .map_err(|e| corrupt(&namespace, e.to_string()))?,
+                    status: Status::parse(row.try_get::<&str, _>("status")?)
+                        .map_err(|e| corrupt(&namespace, e.to_string()))?,
+                    count: row.try_get("n")?,
+                    namespace,
+                })
+            })
+            .collect()
+    }
+
+    async fn meta_get(&self, key: &str) -> Result<Option<String>, StoreError> {
+        Ok(sqlx::query_scalar("SELECT value FROM meta WHERE key = $1")
+            .bind(key)
+            .fetch_optional(&self.pool)
+            .await?)
+    }
+
+    async fn meta_set(&self, key: &str, value: &str) -> Result<(), StoreError> {
+        sqlx::query(
+            "INSERT INTO meta (key, value) VALUES ($1, $2) \
+             ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        )
+        .bind(key)
+        .bind(value)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+}

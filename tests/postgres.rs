@@ -1,0 +1,142 @@
+//! PostgreSQL beyond the store suite: services sharing one database, and the daemon on it.
+//! Each test creates its own database on the local server and drops it afterwards.
+
+mod common;
+
+use std::sync::Arc;
+
+use common::Daemon;
+use common::pg::TestDatabase;
+use hindsight::domain::{Namespace, Status};
+use hindsight::embed::{BuiltinEmbedder, Embedder};
+use hindsight::service::{MemoryService, Rules, WriteRequest, WriteStatus};
+use hindsight::store::{MemoryStore, PoolSize, PostgresStore};
+use serde_json::{Value, json};
+
+async fn service_on(db: &TestDatabase, index_dir: &std::path::Path) -> MemoryService {
+    let store = Arc::new(
+        PostgresStore::connect(&db.url, PoolSize { min: 1, max: 5 })
+            .await
+            .unwrap(),
+    );
+    let embedder = Arc::new(BuiltinEmbedder::new());
+    let index = common::open_index(index_dir, embedder.dimension()).await;
+    MemoryService::start(store, index, embedder, Rules::default())
+        .await
+        .unwrap()
+}
+
+/// Two services with their own pools (as two processes would have) write conflicting facts at
+/// once: the partial unique index lets exactly one stay active, the rest are superseded.
+#[tokio::test]
+async fn concurrent_writers_on_one_database_leave_one_active_fact() {
+    let db = TestDatabase::create().await;
+    let dirs = [tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap()];
+    let services = [
+        Arc::new(service_on(&db, dirs[0].path()).await),
+        Arc::new(service_on(&db, dirs[1].path()).await),
+    ];
+    // Disjoint words, so no two writes are near-duplicates: each must store and supersede.
+    const WORDS: [&str; 24] = [
+        "amber", "basalt", "cobalt", "dune", "ember", "fjord", "granite", "harbor", "indigo",
+        "juniper", "kelp", "lagoon", "marble", "nectar", "obsidian", "prairie", "quartz", "ridge",
+        "saffron", "tundra", "umber", "valley", "willow", "zephyr",
+    ];
+    let mut tasks = Vec::new();
+    for i in 0..12 {
+        let service = services[i % 2].clone();
+        tasks.push(tokio::spawn(async move {
+            service
+                .write(&WriteRequest {
+                    content: format!("{} {}", WORDS[2 * i], WORDS[2 * i + 1]),
+                    memory_type: Some("semantic".into()),
+                    importance: Some(0.8),
+                    entity: Some("team".into()),
+                    attribute: Some("deploy_day".into()),
+                    ..WriteRequest::default()
+                })
+                .await
+        }));
+    }
+    let mut stored = 0;
+    for task in tasks {
+        let result = task.await.unwrap().expect("every write succeeds");
+        if result.status == WriteStatus::Stored {
+            stored += 1;
+        }
+    }
+    assert_eq!(stored, 12, "distinct facts are all stored");
+    let store = services[0].store();
+    let active = store
+        .active_facts(&Namespace::default(), "team", "deploy_day")
+        .await
+        .unwrap();
+    assert_eq!(active.len(), 1, "exactly one active fact");
+    let counts = store.counts().await.unwrap();
+    let deprecated: i64 = counts
+        .iter()
+        .filter(|c| c.status == Status::Deprecated)
+        .map(|c| c.count)
+        .sum();
+    assert_eq!(
+        deprecated, 11,
+        "every other fact was superseded, none deleted"
+    );
+}
+
+/// `hindsight serve` with `database_url = postgres://…`: memories written over MCP are in
+/// PostgreSQL, survive a restart, and `hindsight migrate` / `stats` work against it.
+#[tokio::test]
+async fn the_daemon_serves_from_postgres() {
+    let db = TestDatabase::create().await;
+    let dir = tempfile::tempdir().unwrap();
+    let env = [("HINDSIGHT_DATABASE_URL", db.url.as_str())];
+
+    let daemon = Daemon::start(dir.path(), &env).await;
+    let client = common::http_client(&daemon.endpoint).await;
+    let written = common::call_ok(
+        &client,
+        "memory_write",
+        json!({"content": "Invoices are archived in the finance bucket", "importance": 0.7}),
+    )
+    .await;
+    assert_eq!(written["status"], "stored");
+    client.cancel().await.unwrap();
+    assert!(daemon.stop().await.success());
+
+    // The row is in PostgreSQL, not in a SQLite file under the data dir.
+    assert!(!dir.path().join("hindsight.db").exists());
+    let store = PostgresStore::connect(&db.url, PoolSize { min: 1, max: 2 })
+        .await
+        .unwrap();
+    let id = written["memory_id"].as_str().unwrap().parse().unwrap();
+    assert!(store.get(id).await.unwrap().is_some());
+    drop(store);
+
+    let cli = |args: &[&str]| {
+        let output = std::process::Command::new(common::binary())
+            .args(args)
+            .arg("--data-dir")
+            .arg(dir.path())
+            .env("HINDSIGHT_DATABASE_URL", &db.url)
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        serde_json::from_slice::<Value>(&output.stdout).unwrap()
+    };
+    assert_eq!(cli(&["migrate"])["database"], "postgresql");
+    assert_eq!(cli(&["stats"])["total"], 1);
+
+    let daemon = Daemon::start(dir.path(), &env).await;
+    let client = common::http_client(&daemon.endpoint).await;
+    assert_eq!(
+        common::top_hit_id(&client, json!({"query": "where are invoices archived"})).await,
+        written["memory_id"]
+    );
+    client.cancel().await.unwrap();
+    assert!(daemon.stop().await.success());
+}
