@@ -77,6 +77,44 @@ pub struct CountRow {
     pub count: i64,
 }
 
+fn corrupt(id: &str, reason: impl Into<String>) -> StoreError {
+    StoreError::Corrupt {
+        id: id.to_owned(),
+        reason: reason.into(),
+    }
+}
+
+/// The `memory_type` and `status` columns of the row `id`, parsed (both backends store text).
+fn parse_type_and_status(
+    id: &str,
+    memory_type: &str,
+    status: &str,
+) -> Result<(MemoryType, Status), StoreError> {
+    Ok((
+        MemoryType::parse(memory_type).map_err(|e| corrupt(id, e.to_string()))?,
+        Status::parse(status).map_err(|e| corrupt(id, e.to_string()))?,
+    ))
+}
+
+/// One `counts()` row from its columns (`SELECT namespace, memory_type, status, COUNT(*) AS n`).
+fn count_row<'r, R: sqlx::Row>(row: &'r R) -> Result<CountRow, StoreError>
+where
+    usize: sqlx::ColumnIndex<R>,
+    &'r str: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+    String: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+    i64: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+{
+    let namespace: String = row.try_get(0)?;
+    let (memory_type, status) =
+        parse_type_and_status(&namespace, row.try_get(1)?, row.try_get(2)?)?;
+    Ok(CountRow {
+        namespace,
+        memory_type,
+        status,
+        count: row.try_get(3)?,
+    })
+}
+
 #[async_trait]
 pub trait MemoryStore: Send + Sync + 'static {
     /// Insert `memory` (active, index pending) and, in the same transaction, deprecate

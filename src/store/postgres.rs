@@ -9,8 +9,11 @@ use chrono::{DateTime, TimeZone, Utc};
 use sqlx::Row;
 use sqlx::postgres::{PgPool, PgPoolOptions, PgRow};
 
-use super::{AccessHit, CountRow, ForgetSelector, MemoryStore, MergeUpdate, StoreError};
-use crate::domain::{Memory, MemoryId, MemoryType, Namespace, Status};
+use super::{
+    AccessHit, CountRow, ForgetSelector, MemoryStore, MergeUpdate, StoreError, count_row,
+    parse_type_and_status,
+};
+use crate::domain::{Memory, MemoryId, Namespace};
 
 /// Connection pool bounds. A pool per daemon replica: 20 × replicas must stay under the
 /// server's `max_connections` (100 by default).
@@ -69,20 +72,14 @@ fn ms(at: DateTime<Utc>) -> DateTime<Utc> {
         .unwrap_or(at)
 }
 
-fn corrupt(id: &str, reason: impl Into<String>) -> StoreError {
-    StoreError::Corrupt {
-        id: id.to_owned(),
-        reason: reason.into(),
-    }
-}
-
 fn row_to_memory(row: &PgRow) -> Result<Memory, StoreError> {
     let id: MemoryId = row.try_get("id")?;
     let id_text = id.to_string();
-    let memory_type = MemoryType::parse(row.try_get::<&str, _>("memory_type")?)
-        .map_err(|e| corrupt(&id_text, e.to_string()))?;
-    let status = Status::parse(row.try_get::<&str, _>("status")?)
-        .map_err(|e| corrupt(&id_text, e.to_string()))?;
+    let (memory_type, status) = parse_type_and_status(
+        &id_text,
+        row.try_get("memory_type")?,
+        row.try_get("status")?,
+    )?;
     Ok(Memory {
         id,
         namespace: row.try_get("namespace")?,
@@ -378,19 +375,7 @@ impl MemoryStore for PostgresStore {
         )
         .fetch_all(&self.pool)
         .await?;
-        rows.iter()
-            .map(|row| {
-                let namespace: String = row.try_get("namespace")?;
-                Ok(CountRow {
-                    memory_type: MemoryType::parse(row.try_get::<&str, _>("memory_type")?)
-                        .map_err(|e| corrupt(&namespace, e.to_string()))?,
-                    status: Status::parse(row.try_get::<&str, _>("status")?)
-                        .map_err(|e| corrupt(&namespace, e.to_string()))?,
-                    count: row.try_get("n")?,
-                    namespace,
-                })
-            })
-            .collect()
+        rows.iter().map(count_row).collect()
     }
 
     async fn meta_get(&self, key: &str) -> Result<Option<String>, StoreError> {

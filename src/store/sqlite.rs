@@ -15,8 +15,11 @@ use sqlx::sqlite::{
     SqliteSynchronous,
 };
 
-use super::{AccessHit, CountRow, ForgetSelector, MemoryStore, MergeUpdate, StoreError};
-use crate::domain::{Memory, MemoryId, MemoryType, Namespace, Status};
+use super::{
+    AccessHit, CountRow, ForgetSelector, MemoryStore, MergeUpdate, StoreError, corrupt, count_row,
+    parse_type_and_status,
+};
+use crate::domain::{Memory, MemoryId, Namespace};
 
 pub struct SqliteStore {
     pool: SqlitePool,
@@ -107,13 +110,6 @@ pub(crate) fn embedding_from_bytes(bytes: &[u8]) -> Option<Vec<f32>> {
     )
 }
 
-fn corrupt(id: &str, reason: impl Into<String>) -> StoreError {
-    StoreError::Corrupt {
-        id: id.to_owned(),
-        reason: reason.into(),
-    }
-}
-
 fn parse_json(id: &str, column: &str, text: &str) -> Result<Value, StoreError> {
     serde_json::from_str(text).map_err(|e| corrupt(id, format!("{column}: {e}")))
 }
@@ -121,10 +117,11 @@ fn parse_json(id: &str, column: &str, text: &str) -> Result<Value, StoreError> {
 fn row_to_memory(row: &SqliteRow) -> Result<Memory, StoreError> {
     let id_text: String = row.try_get("id")?;
     let id = MemoryId::parse_str(&id_text).map_err(|e| corrupt(&id_text, e.to_string()))?;
-    let memory_type = MemoryType::parse(row.try_get::<&str, _>("memory_type")?)
-        .map_err(|e| corrupt(&id_text, e.to_string()))?;
-    let status = Status::parse(row.try_get::<&str, _>("status")?)
-        .map_err(|e| corrupt(&id_text, e.to_string()))?;
+    let (memory_type, status) = parse_type_and_status(
+        &id_text,
+        row.try_get("memory_type")?,
+        row.try_get("status")?,
+    )?;
     let deprecated_by = row
         .try_get::<Option<String>, _>("deprecated_by")?
         .map(|s| MemoryId::parse_str(&s).map_err(|e| corrupt(&id_text, e.to_string())))
@@ -435,19 +432,7 @@ impl MemoryStore for SqliteStore {
         )
         .fetch_all(&self.pool)
         .await?;
-        rows.iter()
-            .map(|row| {
-                let namespace: String = row.try_get("namespace")?;
-                Ok(CountRow {
-                    memory_type: MemoryType::parse(row.try_get::<&str, _>("memory_type")?)
-                        .map_err(|e| corrupt(&namespace, e.to_string()))?,
-                    status: Status::parse(row.try_get::<&str, _>("status")?)
-                        .map_err(|e| corrupt(&namespace, e.to_string()))?,
-                    count: row.try_get("n")?,
-                    namespace,
-                })
-            })
-            .collect()
+        rows.iter().map(count_row).collect()
     }
 
     async fn meta_get(&self, key: &str) -> Result<Option<String>, StoreError> {
