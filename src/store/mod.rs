@@ -96,6 +96,15 @@ fn parse_type_and_status(
     ))
 }
 
+/// Every column of `memories`, in the order both backends' row decoders read.
+const COLUMNS: &str = "id, namespace, memory_type, content, importance, status, entity, attribute, \
+     source, merged_sources, metadata, created_at, updated_at, expires_at, last_accessed_at, \
+     access_count, deprecated_at, deprecated_by, embedding_model, embedding";
+
+/// `counts()`: the same SQL on both backends, decoded by `count_row`.
+const COUNTS_SQL: &str = "SELECT namespace, memory_type, status, COUNT(*) AS n FROM memories \
+     GROUP BY namespace, memory_type, status ORDER BY namespace, memory_type, status";
+
 /// One `counts()` row from its columns (`SELECT namespace, memory_type, status, COUNT(*) AS n`).
 fn count_row<'r, R: sqlx::Row>(row: &'r R) -> Result<CountRow, StoreError>
 where

@@ -10,8 +10,8 @@ use sqlx::Row;
 use sqlx::postgres::{PgPool, PgPoolOptions, PgRow};
 
 use super::{
-    AccessHit, CountRow, ForgetSelector, MemoryStore, MergeUpdate, StoreError, count_row,
-    parse_type_and_status,
+    AccessHit, COLUMNS, COUNTS_SQL, CountRow, ForgetSelector, MemoryStore, MergeUpdate, StoreError,
+    count_row, parse_type_and_status,
 };
 use crate::domain::{Memory, MemoryId, Namespace};
 
@@ -32,10 +32,6 @@ impl Default for PoolSize {
 pub struct PostgresStore {
     pool: PgPool,
 }
-
-const COLUMNS: &str = "id, namespace, memory_type, content, importance, status, entity, attribute, \
-     source, merged_sources, metadata, created_at, updated_at, expires_at, last_accessed_at, \
-     access_count, deprecated_at, deprecated_by, embedding_model, embedding";
 
 impl PostgresStore {
     /// Connect and apply the migrations in `migrations/postgres/`.
@@ -369,12 +365,7 @@ impl MemoryStore for PostgresStore {
     }
 
     async fn counts(&self) -> Result<Vec<CountRow>, StoreError> {
-        let rows = sqlx::query(
-            "SELECT namespace, memory_type, status, COUNT(*) AS n FROM memories \
-             GROUP BY namespace, memory_type, status ORDER BY namespace, memory_type, status",
-        )
-        .fetch_all(&self.pool)
-        .await?;
+        let rows = sqlx::query(COUNTS_SQL).fetch_all(&self.pool).await?;
         rows.iter().map(count_row).collect()
     }
 
