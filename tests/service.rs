@@ -324,7 +324,7 @@ async fn insert_direct(
         embedding: embedder.embed_one(content),
     }
     .into_memory();
-    store.insert(&memory, &[]).await.unwrap();
+    store.insert(&memory).await.unwrap();
     memory.id
 }
 

@@ -11,7 +11,7 @@ use hindsight::domain::{
 };
 use hindsight::store::{
     AccessHit, ForgetFilter, ForgetSelector, MemoryStore, MergeUpdate, PoolSize, PostgresStore,
-    SqliteStore, StoreError,
+    SqliteStore,
 };
 use serde_json::json;
 use uuid::Uuid;
@@ -45,7 +45,7 @@ fn fact(entity: &str, attribute: &str, content: &str) -> Memory {
 pub async fn insert_get_roundtrip(store: &dyn MemoryStore) {
     let mut m = memory("ns-a", MemoryType::Episodic, "the user asked for a report");
     m.expires_at = Some(m.created_at + Duration::days(3));
-    store.insert(&m, &[]).await.unwrap();
+    store.insert(&m).await.unwrap();
     let got = store.get(m.id).await.unwrap().expect("row");
     // Timestamps are stored at millisecond precision.
     let trunc = |t: chrono::DateTime<Utc>| t.timestamp_millis();
@@ -66,9 +66,12 @@ pub async fn insert_get_roundtrip(store: &dyn MemoryStore) {
 
 pub async fn supersede_deprecates_in_the_same_transaction(store: &dyn MemoryStore) {
     let old = fact("user", "city", "The user lives in Paris");
-    store.insert(&old, &[]).await.unwrap();
+    store.insert(&old).await.unwrap();
     let new = fact("user", "city", "The user lives in Berlin");
-    store.insert(&new, &[old.id]).await.unwrap();
+    let superseded = store.insert(&new).await.unwrap();
+    assert_eq!(superseded.len(), 1);
+    assert_eq!(superseded[0].id, old.id);
+    assert_eq!(superseded[0].status, Status::Deprecated);
     let old_row = store.get(old.id).await.unwrap().unwrap();
     assert_eq!(old_row.status, Status::Deprecated);
     assert_eq!(old_row.deprecated_by, Some(new.id));
@@ -83,24 +86,62 @@ pub async fn supersede_deprecates_in_the_same_transaction(store: &dyn MemoryStor
     );
 }
 
-pub async fn two_active_facts_for_one_key_conflict(store: &dyn MemoryStore) {
-    let a = fact("user", "language", "The user prefers Rust");
-    store.insert(&a, &[]).await.unwrap();
-    let b = fact("user", "language", "The user prefers Go");
-    let err = store.insert(&b, &[]).await.unwrap_err();
-    assert!(matches!(err, StoreError::FactConflict { .. }), "{err}");
-    // Nothing half-written: b is absent, a still active.
-    assert!(store.get(b.id).await.unwrap().is_none());
+/// Other keys and other namespaces are untouched by a supersede; an unkeyed memory never
+/// supersedes anything.
+pub async fn supersede_is_scoped_to_one_fact_key(store: &dyn MemoryStore) {
+    let language = fact("user", "language", "The user prefers Rust");
+    let editor = fact("user", "editor", "The user edits with Helix");
+    let mut elsewhere = fact("user", "language", "Another tenant's user prefers Go");
+    elsewhere.namespace = "other".to_owned();
+    for m in [&language, &editor, &elsewhere] {
+        assert!(store.insert(m).await.unwrap().is_empty());
+    }
+    let unkeyed = memory("default", MemoryType::Semantic, "The user prefers Zig");
+    assert!(store.insert(&unkeyed).await.unwrap().is_empty());
+    let newer = fact("user", "language", "The user prefers Go");
+    let superseded = store.insert(&newer).await.unwrap();
     assert_eq!(
-        store.get(a.id).await.unwrap().unwrap().status,
-        Status::Active
+        superseded.iter().map(|m| m.id).collect::<Vec<_>>(),
+        vec![language.id]
     );
+    for m in [&editor, &elsewhere, &unkeyed, &newer] {
+        assert_eq!(
+            store.get(m.id).await.unwrap().unwrap().status,
+            Status::Active
+        );
+    }
+}
+
+/// Writers of one fact key at once (each insert on its own pooled connection): none fails,
+/// exactly one stays active and every other is deprecated, each by exactly one newer row.
+pub async fn concurrent_writers_of_one_fact_queue(store: &dyn MemoryStore) {
+    let facts: Vec<Memory> = (0..12)
+        .map(|i| fact("team", "deploy_day", &format!("Deploys happen on day {i}")))
+        .collect();
+    let results = futures::future::join_all(facts.iter().map(|m| store.insert(m))).await;
+    let mut superseded = 0;
+    for result in results {
+        superseded += result.expect("no writer fails").len();
+    }
+    assert_eq!(superseded, 11, "each older fact superseded once");
+    let active = store
+        .active_facts(&Namespace::default(), "team", "deploy_day")
+        .await
+        .unwrap();
+    assert_eq!(active.len(), 1, "exactly one active fact");
+    let ids: Vec<_> = facts.iter().map(|m| m.id).collect();
+    let rows = store.get_many(&ids).await.unwrap();
+    assert_eq!(rows.len(), 12, "nothing deleted");
+    for row in rows.iter().filter(|m| m.status == Status::Deprecated) {
+        let by = row.deprecated_by.expect("deprecated_by set");
+        assert!(ids.contains(&by) && by != row.id);
+    }
 }
 
 pub async fn merge_updates_content_importance_provenance_and_expiry(store: &dyn MemoryStore) {
     let mut m = memory("default", MemoryType::Working, "draft the quarterly report");
     m.expires_at = Some(Utc::now() + Duration::hours(1));
-    store.insert(&m, &[]).await.unwrap();
+    store.insert(&m).await.unwrap();
     store.mark_indexed(&[(m.id, m.updated_at)]).await.unwrap();
     let later = Utc::now() + Duration::hours(5);
     let merged = store
@@ -158,7 +199,7 @@ pub async fn merge_updates_content_importance_provenance_and_expiry(store: &dyn 
 
 pub async fn merge_into_inactive_row_is_refused(store: &dyn MemoryStore) {
     let m = memory("default", MemoryType::Episodic, "something happened");
-    store.insert(&m, &[]).await.unwrap();
+    store.insert(&m).await.unwrap();
     store
         .forget(&ForgetSelector::Id(m.id), false, Utc::now())
         .await
@@ -184,7 +225,7 @@ pub async fn forget_soft_and_hard(store: &dyn MemoryStore) {
     c.entity = Some("bob".into());
     let other = memory("ns-other", MemoryType::Episodic, "d");
     for m in [&a, &b, &c, &other] {
-        store.insert(m, &[]).await.unwrap();
+        store.insert(m).await.unwrap();
     }
     // By id, soft: row kept, status forgotten, index pending.
     let ids = store
@@ -250,7 +291,7 @@ pub async fn forget_soft_and_hard(store: &dyn MemoryStore) {
 
 pub async fn index_pending_is_cleared_only_for_the_version_seen(store: &dyn MemoryStore) {
     let m = memory("default", MemoryType::Episodic, "pending row");
-    store.insert(&m, &[]).await.unwrap();
+    store.insert(&m).await.unwrap();
     let pending = store.index_pending(100).await.unwrap();
     assert!(pending.iter().any(|p| p.id == m.id));
     // A stale version does not clear the flag.
@@ -279,7 +320,7 @@ pub async fn index_pending_is_cleared_only_for_the_version_seen(store: &dyn Memo
 
 pub async fn access_is_recorded(store: &dyn MemoryStore) {
     let m = memory("default", MemoryType::Episodic, "accessed");
-    store.insert(&m, &[]).await.unwrap();
+    store.insert(&m).await.unwrap();
     let at = Utc::now();
     store
         .record_access(&[AccessHit {
@@ -311,7 +352,7 @@ pub async fn indexable_rows_page_by_id_and_skip_forgotten(store: &dyn MemoryStor
     let mut ids: Vec<MemoryId> = Vec::new();
     for i in 0..5 {
         let m = memory("default", MemoryType::Episodic, &format!("row {i}"));
-        store.insert(&m, &[]).await.unwrap();
+        store.insert(&m).await.unwrap();
         ids.push(m.id);
     }
     store
@@ -329,15 +370,15 @@ pub async fn indexable_rows_page_by_id_and_skip_forgotten(store: &dyn MemoryStor
 
 pub async fn counts_and_meta(store: &dyn MemoryStore) {
     store
-        .insert(&memory("a", MemoryType::Episodic, "1"), &[])
+        .insert(&memory("a", MemoryType::Episodic, "1"))
         .await
         .unwrap();
     store
-        .insert(&memory("a", MemoryType::Episodic, "2"), &[])
+        .insert(&memory("a", MemoryType::Episodic, "2"))
         .await
         .unwrap();
     store
-        .insert(&memory("b", MemoryType::Semantic, "3"), &[])
+        .insert(&memory("b", MemoryType::Semantic, "3"))
         .await
         .unwrap();
     let counts = store.counts().await.unwrap();
@@ -359,7 +400,7 @@ pub async fn counts_and_meta(store: &dyn MemoryStore) {
 
 pub async fn set_embedding_replaces_vector_and_model(store: &dyn MemoryStore) {
     let m = memory("default", MemoryType::Episodic, "re-embed me");
-    store.insert(&m, &[]).await.unwrap();
+    store.insert(&m).await.unwrap();
     store
         .set_embedding(m.id, "other/2", &[0.6, 0.8])
         .await
@@ -376,7 +417,8 @@ macro_rules! store_suite {
             store_suite!(@tests $open;
                 insert_get_roundtrip,
                 supersede_deprecates_in_the_same_transaction,
-                two_active_facts_for_one_key_conflict,
+                supersede_is_scoped_to_one_fact_key,
+                concurrent_writers_of_one_fact_queue,
                 merge_updates_content_importance_provenance_and_expiry,
                 merge_into_inactive_row_is_refused,
                 forget_soft_and_hard,

@@ -9,7 +9,7 @@ use super::{MemoryService, ServiceError, WriteResult, WriteStatus};
 use crate::domain::{Memory, MemoryType, NewMemory, Status};
 use crate::embed::cosine;
 use crate::index::IndexQuery;
-use crate::store::{MergeUpdate, StoreError};
+use crate::store::MergeUpdate;
 
 /// How many nearest neighbours the dedup check looks at.
 const DEDUP_CANDIDATES: usize = 5;
@@ -33,18 +33,7 @@ impl MemoryService {
         if let Some(existing) = self.find_duplicate(&valid, &embedding).await? {
             return self.merge_into(existing, valid, embedding).await;
         }
-        // A concurrent writer in another process may take the (entity, attribute) slot between
-        // our read and our insert; the unique index turns that into FactConflict: read again.
-        let mut attempts = 0;
-        loop {
-            attempts += 1;
-            match self.insert_new(&valid, &embedding).await {
-                Err(ServiceError::Store(StoreError::FactConflict { .. })) if attempts < 3 => {
-                    continue;
-                }
-                other => return other,
-            }
-        }
+        self.insert_new(&valid, &embedding).await
     }
 
     /// The most similar active memory of the same namespace and type above the dedup threshold,
@@ -144,15 +133,6 @@ impl MemoryService {
         embedding: &[f32],
     ) -> Result<WriteResult, ServiceError> {
         let now = Utc::now();
-        let superseded = match (&valid.entity, &valid.attribute) {
-            (Some(entity), Some(attribute)) => {
-                self.store
-                    .active_facts(&valid.namespace, entity, attribute)
-                    .await?
-            }
-            _ => vec![],
-        };
-        let superseded_ids: Vec<_> = superseded.iter().map(|m| m.id).collect();
         let memory = NewMemory {
             id: Uuid::now_v7(),
             namespace: valid.namespace.clone(),
@@ -169,16 +149,13 @@ impl MemoryService {
             embedding: embedding.to_vec(),
         }
         .into_memory();
-        self.store.insert(&memory, &superseded_ids).await?;
+        // The store supersedes the fact's active rows in the insert's own transaction, so
+        // concurrent writers of one fact (in any process) queue there instead of racing.
+        let superseded = self.store.insert(&memory).await?;
+        let superseded_ids: Vec<_> = superseded.iter().map(|m| m.id).collect();
 
         let mut changed = vec![memory.clone()];
-        changed.extend(superseded.into_iter().map(|mut m| {
-            m.status = Status::Deprecated;
-            m.deprecated_at = Some(now);
-            m.deprecated_by = Some(memory.id);
-            m.updated_at = now;
-            m
-        }));
+        changed.extend(superseded);
         self.sync_index(&changed).await;
         Ok(WriteResult {
             status: WriteStatus::Stored,

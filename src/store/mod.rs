@@ -126,10 +126,12 @@ where
 
 #[async_trait]
 pub trait MemoryStore: Send + Sync + 'static {
-    /// Insert `memory` (active, index pending) and, in the same transaction, deprecate
-    /// `supersede` (deprecated_by = memory.id). Fails with `FactConflict` if another active row
-    /// took the same (namespace, entity, attribute) meanwhile.
-    async fn insert(&self, memory: &Memory, supersede: &[MemoryId]) -> Result<(), StoreError>;
+    /// Insert `memory` (active, index pending). When it states a fact (entity and attribute),
+    /// every active row of the same (namespace, entity, attribute) is deprecated by it in the
+    /// same transaction, serialised against concurrent writers of that key in any process; those
+    /// rows are returned as they now are. `FactConflict` only if that serialisation was bypassed
+    /// (the partial unique index is the last line of defence).
+    async fn insert(&self, memory: &Memory) -> Result<Vec<Memory>, StoreError>;
 
     /// Apply a dedup merge to an existing row; returns the updated row, or `None` if it is no
     /// longer active.

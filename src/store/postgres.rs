@@ -104,27 +104,47 @@ fn rows_to_memories(rows: &[PgRow]) -> Result<Vec<Memory>, StoreError> {
     rows.iter().map(row_to_memory).collect()
 }
 
+/// One advisory-lock key per (namespace, entity, attribute), joined by the unit separator so
+/// ("a b", "c") and ("a", "b c") stay apart. A hash collision only makes two keys queue.
+fn fact_lock_key(namespace: &str, entity: &str, attribute: &str) -> String {
+    format!("{namespace}\u{1f}{entity}\u{1f}{attribute}")
+}
+
 fn is_unique_violation(err: &sqlx::Error) -> bool {
     matches!(err, sqlx::Error::Database(db) if db.is_unique_violation())
 }
 
 #[async_trait]
 impl MemoryStore for PostgresStore {
-    async fn insert(&self, memory: &Memory, supersede: &[MemoryId]) -> Result<(), StoreError> {
+    async fn insert(&self, memory: &Memory) -> Result<Vec<Memory>, StoreError> {
         let mut tx = self.pool.begin().await?;
         let now = ms(memory.created_at.max(memory.updated_at));
-        if !supersede.is_empty() {
-            sqlx::query(
-                "UPDATE memories SET status = 'deprecated', deprecated_at = $1, deprecated_by = $2, \
-                 updated_at = $1, index_pending = TRUE \
-                 WHERE id = ANY($3) AND status = 'active'",
-            )
-            .bind(now)
-            .bind(memory.id)
-            .bind(supersede)
-            .execute(&mut *tx)
-            .await?;
-        }
+        let superseded = match (&memory.entity, &memory.attribute) {
+            (Some(entity), Some(attribute)) => {
+                // Writers of one fact key queue on a transaction-scoped advisory lock: under
+                // READ COMMITTED two writers would otherwise both find no active row and both
+                // insert (the partial unique index would then reject one of them).
+                sqlx::query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))")
+                    .bind(fact_lock_key(&memory.namespace, entity, attribute))
+                    .execute(&mut *tx)
+                    .await?;
+                let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+                    "UPDATE memories SET status = 'deprecated', deprecated_at = $1, \
+                     deprecated_by = $2, updated_at = $1, index_pending = TRUE \
+                     WHERE namespace = $3 AND entity = $4 AND attribute = $5 AND status = 'active' \
+                     RETURNING {COLUMNS}"
+                )))
+                .bind(now)
+                .bind(memory.id)
+                .bind(&memory.namespace)
+                .bind(entity)
+                .bind(attribute)
+                .fetch_all(&mut *tx)
+                .await?;
+                rows_to_memories(&rows)?
+            }
+            _ => vec![],
+        };
         let result = sqlx::query(
             "INSERT INTO memories (id, namespace, memory_type, content, importance, status, entity, \
              attribute, source, merged_sources, metadata, created_at, updated_at, expires_at, \
@@ -166,7 +186,7 @@ impl MemoryStore for PostgresStore {
             Err(e) => return Err(e.into()),
         }
         tx.commit().await?;
-        Ok(())
+        Ok(superseded)
     }
 
     async fn merge(&self, update: &MergeUpdate) -> Result<Option<Memory>, StoreError> {

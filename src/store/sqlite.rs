@@ -161,22 +161,30 @@ fn is_unique_violation(err: &sqlx::Error) -> bool {
 
 #[async_trait]
 impl MemoryStore for SqliteStore {
-    async fn insert(&self, memory: &Memory, supersede: &[MemoryId]) -> Result<(), StoreError> {
-        // IMMEDIATE takes the write lock up front: no deadlock-prone lock upgrade mid-transaction.
+    async fn insert(&self, memory: &Memory) -> Result<Vec<Memory>, StoreError> {
+        // IMMEDIATE takes the write lock up front: writers queue here, so the supersede below
+        // sees every fact committed before it (and no deadlock-prone lock upgrade mid-way).
         let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
         let now = ms(memory.created_at.max(memory.updated_at));
-        if !supersede.is_empty() {
-            sqlx::query(
-                "UPDATE memories SET status = 'deprecated', deprecated_at = ?1, deprecated_by = ?2, \
-                 updated_at = ?1, index_pending = 1 \
-                 WHERE id IN (SELECT value FROM json_each(?3)) AND status = 'active'",
-            )
-            .bind(now)
-            .bind(memory.id.to_string())
-            .bind(ids_json(supersede))
-            .execute(&mut *tx)
-            .await?;
-        }
+        let superseded = match (&memory.entity, &memory.attribute) {
+            (Some(entity), Some(attribute)) => {
+                let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+                    "UPDATE memories SET status = 'deprecated', deprecated_at = ?1, \
+                     deprecated_by = ?2, updated_at = ?1, index_pending = 1 \
+                     WHERE namespace = ?3 AND entity = ?4 AND attribute = ?5 AND status = 'active' \
+                     RETURNING {COLUMNS}"
+                )))
+                .bind(now)
+                .bind(memory.id.to_string())
+                .bind(&memory.namespace)
+                .bind(entity)
+                .bind(attribute)
+                .fetch_all(&mut *tx)
+                .await?;
+                rows_to_memories(&rows)?
+            }
+            _ => vec![],
+        };
         let result = sqlx::query(
             "INSERT INTO memories (id, namespace, memory_type, content, importance, status, entity, \
              attribute, source, merged_sources, metadata, created_at, updated_at, expires_at, \
@@ -218,7 +226,7 @@ impl MemoryStore for SqliteStore {
             Err(e) => return Err(e.into()),
         }
         tx.commit().await?;
-        Ok(())
+        Ok(superseded)
     }
 
     async fn merge(&self, update: &MergeUpdate) -> Result<Option<Memory>, StoreError> {
