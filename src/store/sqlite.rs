@@ -159,72 +159,81 @@ fn is_unique_violation(err: &sqlx::Error) -> bool {
     matches!(err, sqlx::Error::Database(db) if db.is_unique_violation())
 }
 
+/// The INSERT of a new row (active, index pending), on a pool or inside a transaction.
+async fn insert_row<'e>(
+    executor: impl sqlx::Executor<'e, Database = sqlx::Sqlite>,
+    memory: &Memory,
+) -> Result<(), StoreError> {
+    let result = sqlx::query(
+        "INSERT INTO memories (id, namespace, memory_type, content, importance, status, entity, \
+         attribute, source, merged_sources, metadata, created_at, updated_at, expires_at, \
+         last_accessed_at, access_count, deprecated_at, deprecated_by, embedding_model, \
+         embedding, index_pending) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, 1)",
+    )
+    .bind(memory.id.to_string())
+    .bind(&memory.namespace)
+    .bind(memory.memory_type.as_str())
+    .bind(&memory.content)
+    .bind(memory.importance)
+    .bind(memory.status.as_str())
+    .bind(&memory.entity)
+    .bind(&memory.attribute)
+    .bind(memory.source.to_string())
+    .bind(memory.merged_sources.to_string())
+    .bind(memory.metadata.to_string())
+    .bind(ms(memory.created_at))
+    .bind(ms(memory.updated_at))
+    .bind(memory.expires_at.map(ms))
+    .bind(memory.last_accessed_at.map(ms))
+    .bind(memory.access_count)
+    .bind(memory.deprecated_at.map(ms))
+    .bind(memory.deprecated_by.map(|id| id.to_string()))
+    .bind(&memory.embedding_model)
+    .bind(embedding_to_bytes(&memory.embedding))
+    .execute(executor)
+    .await;
+    match result {
+        Ok(_) => {}
+        Err(e) if is_unique_violation(&e) => {
+            return Err(StoreError::FactConflict {
+                namespace: memory.namespace.clone(),
+                entity: memory.entity.clone().unwrap_or_default(),
+                attribute: memory.attribute.clone().unwrap_or_default(),
+            });
+        }
+        Err(e) => return Err(e.into()),
+    }
+    Ok(())
+}
+
 #[async_trait]
 impl MemoryStore for SqliteStore {
     async fn insert(&self, memory: &Memory) -> Result<Vec<Memory>, StoreError> {
+        let (Some(entity), Some(attribute)) = (&memory.entity, &memory.attribute) else {
+            // Not a fact: nothing to supersede, so one autocommitted statement will do.
+            insert_row(&self.pool, memory).await?;
+            return Ok(vec![]);
+        };
         // IMMEDIATE takes the write lock up front: writers queue here, so the supersede below
         // sees every fact committed before it (and no deadlock-prone lock upgrade mid-way).
         let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
         let now = ms(memory.created_at.max(memory.updated_at));
-        let superseded = match (&memory.entity, &memory.attribute) {
-            (Some(entity), Some(attribute)) => {
-                let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
-                    "UPDATE memories SET status = 'deprecated', deprecated_at = ?1, \
-                     deprecated_by = ?2, updated_at = ?1, index_pending = 1 \
-                     WHERE namespace = ?3 AND entity = ?4 AND attribute = ?5 AND status = 'active' \
-                     RETURNING {COLUMNS}"
-                )))
-                .bind(now)
-                .bind(memory.id.to_string())
-                .bind(&memory.namespace)
-                .bind(entity)
-                .bind(attribute)
-                .fetch_all(&mut *tx)
-                .await?;
-                rows_to_memories(&rows)?
-            }
-            _ => vec![],
-        };
-        let result = sqlx::query(
-            "INSERT INTO memories (id, namespace, memory_type, content, importance, status, entity, \
-             attribute, source, merged_sources, metadata, created_at, updated_at, expires_at, \
-             last_accessed_at, access_count, deprecated_at, deprecated_by, embedding_model, \
-             embedding, index_pending) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, 1)",
-        )
+        let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "UPDATE memories SET status = 'deprecated', deprecated_at = ?1, \
+             deprecated_by = ?2, updated_at = ?1, index_pending = 1 \
+             WHERE namespace = ?3 AND entity = ?4 AND attribute = ?5 AND status = 'active' \
+             RETURNING {COLUMNS}"
+        )))
+        .bind(now)
         .bind(memory.id.to_string())
         .bind(&memory.namespace)
-        .bind(memory.memory_type.as_str())
-        .bind(&memory.content)
-        .bind(memory.importance)
-        .bind(memory.status.as_str())
-        .bind(&memory.entity)
-        .bind(&memory.attribute)
-        .bind(memory.source.to_string())
-        .bind(memory.merged_sources.to_string())
-        .bind(memory.metadata.to_string())
-        .bind(ms(memory.created_at))
-        .bind(ms(memory.updated_at))
-        .bind(memory.expires_at.map(ms))
-        .bind(memory.last_accessed_at.map(ms))
-        .bind(memory.access_count)
-        .bind(memory.deprecated_at.map(ms))
-        .bind(memory.deprecated_by.map(|id| id.to_string()))
-        .bind(&memory.embedding_model)
-        .bind(embedding_to_bytes(&memory.embedding))
-        .execute(&mut *tx)
-        .await;
-        match result {
-            Ok(_) => {}
-            Err(e) if is_unique_violation(&e) => {
-                return Err(StoreError::FactConflict {
-                    namespace: memory.namespace.clone(),
-                    entity: memory.entity.clone().unwrap_or_default(),
-                    attribute: memory.attribute.clone().unwrap_or_default(),
-                });
-            }
-            Err(e) => return Err(e.into()),
-        }
+        .bind(entity)
+        .bind(attribute)
+        .fetch_all(&mut *tx)
+        .await?;
+        let superseded = rows_to_memories(&rows)?;
+        insert_row(&mut *tx, memory).await?;
         tx.commit().await?;
         Ok(superseded)
     }
