@@ -135,6 +135,12 @@ settings! {
     /// PostgreSQL connection pool bounds, per process.
     db_pool_min: u32 = 5,
     db_pool_max: u32 = 20,
+    /// Qdrant server gRPC endpoint (`http://host:6334`) for a vector index shared by replicas;
+    /// unset: the embedded index under `data_dir`.
+    qdrant_url: Option<String> = None,
+    qdrant_api_key: Option<String> = None,
+    qdrant_collection: String = "hindsight_memories".to_owned(),
+    qdrant_timeout_secs: u64 = 10,
     /// Bearer token required on HTTP when set (and required to listen beyond loopback).
     auth_token: Option<String> = None,
     /// Host headers accepted on /mcp (DNS-rebinding protection). Add the name clients use when
@@ -168,7 +174,7 @@ settings! {
     log_format: String = "text".to_owned(),
 }
 
-const SECRET_KEYS: &[&str] = &["auth_token", "embed_api_key"];
+const SECRET_KEYS: &[&str] = &["auth_token", "embed_api_key", "qdrant_api_key"];
 
 impl Settings {
     /// Defaults → file → env → flags, then validated.
@@ -272,6 +278,38 @@ impl Settings {
                     "must start with sqlite:, postgres:// or postgresql://, got {:?}",
                     redact_url(url)
                 ),
+            );
+        }
+        if let Some(url) = &self.qdrant_url
+            && !(url.starts_with("http://") || url.starts_with("https://"))
+        {
+            return invalid(
+                "qdrant_url",
+                format!(
+                    "must be the gRPC endpoint as http(s)://host:6334, got {:?}",
+                    redact_url(url)
+                ),
+            );
+        }
+        if self.qdrant_collection.is_empty()
+            || self.qdrant_collection.len() > 255
+            || !self
+                .qdrant_collection
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-'))
+        {
+            return invalid(
+                "qdrant_collection",
+                format!(
+                    "must be 1-255 letters, digits, '_' or '-', got {:?}",
+                    self.qdrant_collection
+                ),
+            );
+        }
+        if !(1..=600).contains(&self.qdrant_timeout_secs) {
+            return invalid(
+                "qdrant_timeout_secs",
+                format!("must be 1..=600, got {}", self.qdrant_timeout_secs),
             );
         }
         if !(1..=1_000).contains(&self.db_pool_max) {

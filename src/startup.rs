@@ -9,7 +9,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::configuration::{EmbedderKind, Settings};
 use crate::embed::{BuiltinEmbedder, EmbedError, Embedder, OpenAiEmbedder, OpenAiEmbedderConfig};
-use crate::index::{EdgeIndex, HnswParams, IndexError};
+use crate::index::{EdgeIndex, HnswParams, IndexError, QdrantIndex, QdrantSettings, VectorIndex};
 use crate::lock::{Acquired, DataDirLock, Endpoint, LockError, read_endpoint};
 use crate::service::{MemoryService, Rules, ServiceError};
 use crate::store::{MemoryStore, PoolSize, PostgresStore, SqliteStore, StoreError};
@@ -90,21 +90,41 @@ pub async fn open_store(settings: &Settings) -> Result<Arc<dyn MemoryStore>, Sta
     })
 }
 
+/// The index `qdrant_url` names: a Qdrant server shared by replicas, or the embedded one
+/// under `data_dir`.
+pub async fn open_index(
+    settings: &Settings,
+    dimension: usize,
+) -> Result<Arc<dyn VectorIndex>, StartupError> {
+    let params = HnswParams {
+        m: settings.hnsw_m,
+        ef_construct: settings.hnsw_ef_construct,
+        ef: settings.hnsw_ef,
+    };
+    Ok(match &settings.qdrant_url {
+        Some(url) => Arc::new(
+            QdrantIndex::connect(
+                &QdrantSettings {
+                    url: url.clone(),
+                    api_key: settings.qdrant_api_key.clone(),
+                    collection: settings.qdrant_collection.clone(),
+                    timeout: Duration::from_secs(settings.qdrant_timeout_secs),
+                },
+                dimension,
+                params,
+            )
+            .await?,
+        ),
+        None => Arc::new(EdgeIndex::open(&settings.index_dir(), dimension, params).await?),
+    })
+}
+
 /// Open store, embedder and index, and start the service (which repairs the index).
 pub async fn build_service(settings: &Settings) -> Result<MemoryService, StartupError> {
     let store = open_store(settings).await?;
     let embedder = embedder(settings).await?;
-    let index = EdgeIndex::open(
-        &settings.index_dir(),
-        embedder.dimension(),
-        HnswParams {
-            m: settings.hnsw_m,
-            ef_construct: settings.hnsw_ef_construct,
-            ef: settings.hnsw_ef,
-        },
-    )
-    .await?;
-    Ok(MemoryService::start(store, Arc::new(index), embedder, Rules::from(settings)).await?)
+    let index = open_index(settings, embedder.dimension()).await?;
+    Ok(MemoryService::start(store, index, embedder, Rules::from(settings)).await?)
 }
 
 /// Own the data dir or explain who does.

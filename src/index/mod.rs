@@ -1,15 +1,17 @@
 //! The vector index: derived from the store, rebuildable from it. One trait; the embedded
-//! implementation is Qdrant's in-process engine (qdrant-edge), the scale-out one will be a Qdrant
-//! server. Points carry just enough payload to filter (namespace, type, status, creation time);
+//! implementation is Qdrant's in-process engine (qdrant-edge), the scale-out one a Qdrant server
+//! (qdrant-client, gRPC) that every replica shares. Points carry just enough payload to filter (namespace, type, status, creation time);
 //! the row in the store stays the truth and search results are re-checked against it.
 
 mod edge;
+mod qdrant;
 
 use async_trait::async_trait;
 
 use crate::domain::{MemoryId, MemoryType, Status};
 
 pub use edge::{EdgeIndex, HnswParams};
+pub use qdrant::{QdrantIndex, QdrantSettings};
 
 #[derive(Debug, thiserror::Error)]
 pub enum IndexError {

@@ -1,0 +1,336 @@
+//! The scale-out vector index: a Qdrant server over gRPC (qdrant-client), shared by every
+//! replica. Same contract as the embedded index; Qdrant does the HNSW, the payload filtering and
+//! the durability (every write waits for the server to apply it).
+//!
+//! Payload per point: `namespace` (keyword, a tenant key), `memory_type` and `status` (keyword),
+//! `created_at` (integer, Unix seconds) — each with a payload index.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use qdrant_client::qdrant::point_id::PointIdOptions;
+use qdrant_client::qdrant::vectors_config::Config;
+use qdrant_client::qdrant::{
+    Condition, CountPointsBuilder, CreateCollectionBuilder, CreateFieldIndexCollectionBuilder,
+    DeletePointsBuilder, Distance, FieldType, Filter, HnswConfigDiffBuilder,
+    IntegerIndexParamsBuilder, KeywordIndexParamsBuilder, PointId, PointStruct, PointsIdsList,
+    Query, QueryPointsBuilder, Range, SearchParamsBuilder, UpsertPointsBuilder,
+    VectorParamsBuilder,
+};
+use qdrant_client::{Payload, Qdrant, QdrantError};
+
+use super::{Hit, HnswParams, IndexError, IndexPoint, IndexQuery, VectorIndex};
+use crate::domain::{MemoryId, MemoryType};
+
+const NAMESPACE: &str = "namespace";
+const MEMORY_TYPE: &str = "memory_type";
+const STATUS: &str = "status";
+const CREATED_AT: &str = "created_at";
+
+/// Where the server is and what to call the collection.
+#[derive(Debug, Clone)]
+pub struct QdrantSettings {
+    /// gRPC endpoint, e.g. `http://qdrant:6334`.
+    pub url: String,
+    pub api_key: Option<String>,
+    pub collection: String,
+    /// Per-request timeout.
+    pub timeout: Duration,
+}
+
+pub struct QdrantIndex {
+    client: Qdrant,
+    collection: String,
+    params: HnswParams,
+    dimension: AtomicUsize,
+}
+
+fn engine(e: QdrantError) -> IndexError {
+    IndexError::Engine(format!("qdrant: {e}"))
+}
+
+/// The server answers a duplicate create with "Collection `…` already exists!".
+fn is_already_exists(e: &QdrantError) -> bool {
+    e.to_string().contains("already exists")
+}
+
+impl QdrantIndex {
+    /// Connect, and create the collection for `dimension`-sized vectors unless it exists. An
+    /// existing collection keeps its own dimension (check `dimension()`); `reset` changes it.
+    pub async fn connect(
+        settings: &QdrantSettings,
+        dimension: usize,
+        params: HnswParams,
+    ) -> Result<Self, IndexError> {
+        // The compatibility check would print to stdout (the MCP stdio stream) and probe the
+        // server inside `build()`; the health check below is the explicit probe instead.
+        let client = Qdrant::from_url(&settings.url)
+            .api_key(settings.api_key.clone())
+            .timeout(settings.timeout)
+            .connect_timeout(Duration::from_secs(5))
+            .skip_compatibility_check()
+            .build()
+            .map_err(engine)?;
+        client.health_check().await.map_err(|e| {
+            IndexError::Engine(format!(
+                "qdrant server at {} is not reachable: {e}",
+                settings.url
+            ))
+        })?;
+        let index = Self {
+            client,
+            collection: settings.collection.clone(),
+            params,
+            dimension: AtomicUsize::new(dimension),
+        };
+        match index.stored_dimension().await? {
+            Some(stored) => index.dimension.store(stored, Ordering::Release),
+            None => index.create(dimension).await?,
+        }
+        Ok(index)
+    }
+
+    /// The collection's vector size, or `None` if it does not exist.
+    async fn stored_dimension(&self) -> Result<Option<usize>, IndexError> {
+        if !self
+            .client
+            .collection_exists(&self.collection)
+            .await
+            .map_err(engine)?
+        {
+            return Ok(None);
+        }
+        let info = self
+            .client
+            .collection_info(&self.collection)
+            .await
+            .map_err(engine)?;
+        let size = info
+            .result
+            .and_then(|i| i.config)
+            .and_then(|c| c.params)
+            .and_then(|p| p.vectors_config)
+            .and_then(|v| v.config)
+            .and_then(|c| match c {
+                Config::Params(params) => Some(params.size as usize),
+                Config::ParamsMap(_) => None,
+            });
+        size.map(Some).ok_or_else(|| {
+            IndexError::Engine(format!(
+                "qdrant collection {} exists but has no single unnamed vector; \
+                 point `qdrant_collection` at another name",
+                self.collection
+            ))
+        })
+    }
+
+    /// Create the collection and its payload indexes. Replicas starting together may race:
+    /// "already exists" means another one won, which is fine.
+    async fn create(&self, dimension: usize) -> Result<(), IndexError> {
+        let created = self
+            .client
+            .create_collection(
+                CreateCollectionBuilder::new(&self.collection)
+                    .vectors_config(VectorParamsBuilder::new(dimension as u64, Distance::Cosine))
+                    .hnsw_config(
+                        HnswConfigDiffBuilder::default()
+                            .m(self.params.m as u64)
+                            .ef_construct(self.params.ef_construct as u64),
+                    ),
+            )
+            .await;
+        match created {
+            Ok(_) => {}
+            Err(e) if is_already_exists(&e) => {}
+            Err(e) => return Err(engine(e)),
+        }
+        let keyword = |field: &str, tenant: bool| {
+            CreateFieldIndexCollectionBuilder::new(&self.collection, field, FieldType::Keyword)
+                .field_index_params(KeywordIndexParamsBuilder::default().is_tenant(tenant))
+                .wait(true)
+        };
+        for request in [
+            keyword(NAMESPACE, true),
+            keyword(MEMORY_TYPE, false),
+            keyword(STATUS, false),
+            CreateFieldIndexCollectionBuilder::new(
+                &self.collection,
+                CREATED_AT,
+                FieldType::Integer,
+            )
+            .field_index_params(IntegerIndexParamsBuilder::new(true, true))
+            .wait(true),
+        ] {
+            // Creating an index that exists is a no-op on the server.
+            self.client
+                .create_field_index(request)
+                .await
+                .map_err(engine)?;
+        }
+        self.dimension.store(dimension, Ordering::Release);
+        Ok(())
+    }
+
+    fn check_dimension(&self, got: usize) -> Result<(), IndexError> {
+        let expected = self.dimension();
+        if got == expected {
+            Ok(())
+        } else {
+            Err(IndexError::Dimension { expected, got })
+        }
+    }
+}
+
+fn payload(p: &IndexPoint) -> Payload {
+    let mut payload = Payload::new();
+    payload.insert(NAMESPACE, p.namespace.clone());
+    payload.insert(MEMORY_TYPE, p.memory_type.as_str());
+    payload.insert(STATUS, p.status.as_str());
+    payload.insert(CREATED_AT, p.created_at);
+    payload
+}
+
+/// Every condition takes a list: a single string with a space would be a full-text match.
+fn filter(query: &IndexQuery) -> Filter {
+    let types: &[MemoryType] = if query.memory_types.is_empty() {
+        &MemoryType::ALL
+    } else {
+        &query.memory_types
+    };
+    let mut must = vec![
+        Condition::matches(NAMESPACE, vec![query.namespace.clone()]),
+        Condition::matches(
+            MEMORY_TYPE,
+            types
+                .iter()
+                .map(|t| t.as_str().to_owned())
+                .collect::<Vec<_>>(),
+        ),
+        Condition::matches(
+            STATUS,
+            query
+                .statuses
+                .iter()
+                .map(|s| s.as_str().to_owned())
+                .collect::<Vec<_>>(),
+        ),
+    ];
+    if query.created_from.is_some() || query.created_to.is_some() {
+        must.push(Condition::range(
+            CREATED_AT,
+            Range {
+                gte: query.created_from.map(|v| v as f64),
+                lte: query.created_to.map(|v| v as f64),
+                ..Default::default()
+            },
+        ));
+    }
+    Filter::must(must)
+}
+
+fn point_ids(ids: Vec<MemoryId>) -> PointsIdsList {
+    PointsIdsList {
+        ids: ids
+            .into_iter()
+            .map(|id| PointId::from(id.to_string()))
+            .collect(),
+    }
+}
+
+#[async_trait]
+impl VectorIndex for QdrantIndex {
+    fn dimension(&self) -> usize {
+        self.dimension.load(Ordering::Acquire)
+    }
+
+    async fn upsert(&self, points: Vec<IndexPoint>) -> Result<(), IndexError> {
+        if points.is_empty() {
+            return Ok(());
+        }
+        if let Some(bad) = points.iter().find(|p| p.vector.len() != self.dimension()) {
+            self.check_dimension(bad.vector.len())?;
+        }
+        let points: Vec<PointStruct> = points
+            .into_iter()
+            .map(|p| {
+                let payload = payload(&p);
+                PointStruct::new(p.id.to_string(), p.vector, payload)
+            })
+            .collect();
+        self.client
+            .upsert_points(UpsertPointsBuilder::new(&self.collection, points).wait(true))
+            .await
+            .map_err(engine)?;
+        Ok(())
+    }
+
+    async fn delete(&self, ids: Vec<MemoryId>) -> Result<(), IndexError> {
+        if ids.is_empty() {
+            return Ok(());
+        }
+        self.client
+            .delete_points(
+                DeletePointsBuilder::new(&self.collection)
+                    .points(point_ids(ids))
+                    .wait(true),
+            )
+            .await
+            .map_err(engine)?;
+        Ok(())
+    }
+
+    async fn search(&self, query: IndexQuery) -> Result<Vec<Hit>, IndexError> {
+        self.check_dimension(query.vector.len())?;
+        let request = QueryPointsBuilder::new(&self.collection)
+            .query(Query::new_nearest(query.vector.clone()))
+            .filter(filter(&query))
+            .limit(query.limit as u64)
+            .params(SearchParamsBuilder::default().hnsw_ef(self.params.ef.max(query.limit) as u64))
+            .with_payload(false);
+        let response = self.client.query(request).await.map_err(engine)?;
+        Ok(response
+            .result
+            .into_iter()
+            .filter_map(|point| {
+                let id = match point.id?.point_id_options? {
+                    PointIdOptions::Uuid(text) => MemoryId::parse_str(&text).ok()?,
+                    PointIdOptions::Num(_) => return None,
+                };
+                Some(Hit {
+                    id,
+                    score: point.score,
+                })
+            })
+            .collect())
+    }
+
+    async fn count(&self) -> Result<usize, IndexError> {
+        let response = self
+            .client
+            .count(CountPointsBuilder::new(&self.collection).exact(true))
+            .await
+            .map_err(engine)?;
+        Ok(response.result.map_or(0, |r| r.count as usize))
+    }
+
+    async fn reset(&self, dimension: usize) -> Result<(), IndexError> {
+        if self
+            .client
+            .collection_exists(&self.collection)
+            .await
+            .map_err(engine)?
+        {
+            self.client
+                .delete_collection(&self.collection)
+                .await
+                .map_err(engine)?;
+        }
+        self.create(dimension).await
+    }
+
+    /// Every write already waited for the server to apply it (`wait = true`).
+    async fn flush(&self) -> Result<(), IndexError> {
+        Ok(())
+    }
+}

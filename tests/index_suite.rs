@@ -1,0 +1,309 @@
+//! One backend-agnostic vector-index suite, run against every index: the embedded engine
+//! (always) and a Qdrant server (when `QDRANT_URL` names one; otherwise each server test says on
+//! stderr that it was skipped and why — this machine kind cannot run a Qdrant server).
+
+use std::io::Write;
+use std::sync::Arc;
+use std::time::Duration;
+
+use hindsight::domain::{MemoryType, Status};
+use hindsight::index::{
+    EdgeIndex, HnswParams, IndexError, IndexPoint, IndexQuery, QdrantIndex, QdrantSettings,
+    VectorIndex,
+};
+use uuid::Uuid;
+
+const DIM: usize = 8;
+
+/// A unit vector pointing mostly along axis `axis`, nudged by `nudge` along the next one.
+fn vector(axis: usize, nudge: f32) -> Vec<f32> {
+    let mut v = [0.0; DIM];
+    v[axis % DIM] = 1.0;
+    v[(axis + 1) % DIM] = nudge;
+    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    v.iter().map(|x| x / norm).collect()
+}
+
+fn point(namespace: &str, memory_type: MemoryType, status: Status, created_at: i64) -> IndexPoint {
+    IndexPoint {
+        id: Uuid::now_v7(),
+        vector: vector(0, created_at as f32 / 1000.0),
+        namespace: namespace.to_owned(),
+        memory_type,
+        status,
+        created_at,
+    }
+}
+
+fn query(namespace: &str) -> IndexQuery {
+    IndexQuery {
+        vector: vector(0, 0.0),
+        namespace: namespace.to_owned(),
+        memory_types: vec![],
+        statuses: vec![Status::Active],
+        created_from: None,
+        created_to: None,
+        limit: 10,
+    }
+}
+
+fn ids(hits: &[hindsight::index::Hit]) -> Vec<Uuid> {
+    hits.iter().map(|h| h.id).collect()
+}
+
+pub async fn nearest_first_with_cosine_scores(index: &dyn VectorIndex) {
+    let mut near = point("a", MemoryType::Episodic, Status::Active, 0);
+    near.vector = vector(0, 0.1);
+    let mut far = point("a", MemoryType::Episodic, Status::Active, 0);
+    far.vector = vector(0, 2.0);
+    let mut orthogonal = point("a", MemoryType::Episodic, Status::Active, 0);
+    orthogonal.vector = vector(4, 0.0);
+    index
+        .upsert(vec![far.clone(), orthogonal.clone(), near.clone()])
+        .await
+        .unwrap();
+    index.flush().await.unwrap();
+    let hits = index.search(query("a")).await.unwrap();
+    assert_eq!(ids(&hits), vec![near.id, far.id, orthogonal.id]);
+    let cos_near = 1.0 / (1.0f32 + 0.01).sqrt();
+    assert!((hits[0].score - cos_near).abs() < 1e-3, "{hits:?}");
+    assert!(hits[2].score.abs() < 1e-3, "orthogonal scores 0: {hits:?}");
+    assert_eq!(index.count().await.unwrap(), 3);
+}
+
+pub async fn filters_namespace_type_status_and_time(index: &dyn VectorIndex) {
+    let episodic = point("a", MemoryType::Episodic, Status::Active, 100);
+    let semantic = point("a", MemoryType::Semantic, Status::Active, 200);
+    let deprecated = point("a", MemoryType::Semantic, Status::Deprecated, 300);
+    let other_namespace = point("b", MemoryType::Episodic, Status::Active, 100);
+    // Namespaces with a space or a prefix of another must not match by accident.
+    let spaced = point("a b", MemoryType::Episodic, Status::Active, 100);
+    index
+        .upsert(vec![
+            episodic.clone(),
+            semantic.clone(),
+            deprecated.clone(),
+            other_namespace.clone(),
+            spaced.clone(),
+        ])
+        .await
+        .unwrap();
+    index.flush().await.unwrap();
+    let sorted = |mut v: Vec<Uuid>| {
+        v.sort();
+        v
+    };
+
+    let all_active = index.search(query("a")).await.unwrap();
+    assert_eq!(
+        sorted(ids(&all_active)),
+        sorted(vec![episodic.id, semantic.id])
+    );
+
+    let mut q = query("a");
+    q.memory_types = vec![MemoryType::Semantic];
+    q.statuses = vec![Status::Active, Status::Deprecated];
+    assert_eq!(
+        sorted(ids(&index.search(q).await.unwrap())),
+        sorted(vec![semantic.id, deprecated.id])
+    );
+
+    let mut q = query("a");
+    q.created_from = Some(150);
+    q.created_to = Some(250);
+    assert_eq!(ids(&index.search(q).await.unwrap()), vec![semantic.id]);
+
+    assert_eq!(
+        ids(&index.search(query("a b")).await.unwrap()),
+        vec![spaced.id]
+    );
+    assert_eq!(
+        ids(&index.search(query("b")).await.unwrap()),
+        vec![other_namespace.id]
+    );
+    assert!(index.search(query("c")).await.unwrap().is_empty());
+}
+
+pub async fn upsert_replaces_payload_and_delete_removes(index: &dyn VectorIndex) {
+    let mut p = point("a", MemoryType::Episodic, Status::Active, 0);
+    let kept = point("a", MemoryType::Episodic, Status::Active, 0);
+    index.upsert(vec![p.clone(), kept.clone()]).await.unwrap();
+    p.status = Status::Deprecated;
+    index.upsert(vec![p.clone()]).await.unwrap();
+    index.flush().await.unwrap();
+    assert_eq!(ids(&index.search(query("a")).await.unwrap()), vec![kept.id]);
+    assert_eq!(
+        index.count().await.unwrap(),
+        2,
+        "an upsert replaces, never adds"
+    );
+
+    index.delete(vec![kept.id, Uuid::now_v7()]).await.unwrap();
+    index.flush().await.unwrap();
+    assert!(index.search(query("a")).await.unwrap().is_empty());
+    assert_eq!(index.count().await.unwrap(), 1);
+}
+
+pub async fn wrong_dimension_is_refused_and_reset_changes_it(index: &dyn VectorIndex) {
+    assert_eq!(index.dimension(), DIM);
+    let mut bad = point("a", MemoryType::Episodic, Status::Active, 0);
+    bad.vector = vec![1.0; DIM + 1];
+    let err = index.upsert(vec![bad]).await.unwrap_err();
+    assert!(
+        matches!(err, IndexError::Dimension { expected: DIM, got } if got == DIM + 1),
+        "{err}"
+    );
+    let mut q = query("a");
+    q.vector = vec![1.0; 3];
+    assert!(matches!(
+        index.search(q).await.unwrap_err(),
+        IndexError::Dimension { .. }
+    ));
+
+    index
+        .upsert(vec![point("a", MemoryType::Episodic, Status::Active, 0)])
+        .await
+        .unwrap();
+    index.reset(4).await.unwrap();
+    assert_eq!(index.dimension(), 4);
+    assert_eq!(index.count().await.unwrap(), 0, "reset drops every point");
+    let mut small = point("a", MemoryType::Episodic, Status::Active, 0);
+    small.vector = vec![0.5; 4];
+    index.upsert(vec![small.clone()]).await.unwrap();
+    index.flush().await.unwrap();
+    let mut q = query("a");
+    q.vector = vec![0.5; 4];
+    assert_eq!(ids(&index.search(q).await.unwrap()), vec![small.id]);
+}
+
+macro_rules! index_suite {
+    ($backend:ident, $open:expr) => {
+        mod $backend {
+            use super::*;
+            index_suite!(@tests $open;
+                nearest_first_with_cosine_scores,
+                filters_namespace_type_status_and_time,
+                upsert_replaces_payload_and_delete_removes,
+                wrong_dimension_is_refused_and_reset_changes_it,
+            );
+        }
+    };
+    (@tests $open:expr; $($test:ident),* $(,)?) => {
+        $(
+            #[tokio::test]
+            async fn $test() {
+                let Some((_guard, index)) = $open(stringify!($test)).await else { return };
+                super::$test(&*index).await;
+            }
+        )*
+    };
+}
+
+/// The embedded engine in a temp dir (removed when the guard drops).
+async fn embedded(_test: &str) -> Option<(tempfile::TempDir, Arc<dyn VectorIndex>)> {
+    let dir = tempfile::tempdir().unwrap();
+    let index = EdgeIndex::open(&dir.path().join("index"), DIM, HnswParams::default())
+        .await
+        .unwrap();
+    Some((dir, Arc::new(index)))
+}
+
+index_suite!(embedded_backend, embedded);
+
+/// Deletes the test's collection when the test ends, pass or fail.
+struct Collection {
+    url: String,
+    name: String,
+}
+
+impl Drop for Collection {
+    fn drop(&mut self) {
+        let (url, name) = (self.url.clone(), self.name.clone());
+        // Drop runs inside the test's runtime: do the async cleanup on a thread of its own.
+        let _ = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("runtime");
+            runtime.block_on(async {
+                if let Ok(client) = qdrant_client::Qdrant::from_url(&url)
+                    .skip_compatibility_check()
+                    .build()
+                {
+                    let _ = client.delete_collection(&name).await;
+                }
+            });
+        })
+        .join();
+    }
+}
+
+/// A fresh collection per test on the Qdrant server at `QDRANT_URL` (gRPC, e.g.
+/// `http://127.0.0.1:6334`). Without it the test reports the skip on stderr, uncaptured, so it
+/// shows in the CI log.
+async fn qdrant_server(test: &str) -> Option<(Collection, Arc<dyn VectorIndex>)> {
+    let Ok(url) = std::env::var("QDRANT_URL") else {
+        let _ = writeln!(
+            std::io::stderr(),
+            "SKIPPED index_suite::qdrant_backend::{test}: QDRANT_URL is not set (no Qdrant \
+             server can run on this machine); set it to a server's gRPC URL to run it"
+        );
+        return None;
+    };
+    let name = format!("hindsight_test_{}", Uuid::new_v4().simple());
+    let guard = Collection {
+        url: url.clone(),
+        name: name.clone(),
+    };
+    let index = QdrantIndex::connect(
+        &QdrantSettings {
+            url,
+            api_key: std::env::var("QDRANT_API_KEY").ok(),
+            collection: name,
+            timeout: Duration::from_secs(10),
+        },
+        DIM,
+        HnswParams::default(),
+    )
+    .await
+    .unwrap_or_else(|e| panic!("QDRANT_URL is set but the server is unusable: {e}"));
+    Some((guard, Arc::new(index)))
+}
+
+index_suite!(qdrant_backend, qdrant_server);
+
+/// What an operator sees when `qdrant_url` points at nothing: start fails, naming the server,
+/// and nothing reaches stdout (under `hindsight mcp` stdout is the MCP stream). A malformed URL
+/// fails config validation naming the key.
+#[test]
+fn a_daemon_configured_for_an_absent_qdrant_server_fails_clearly() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |url: &str| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_hindsight"))
+            .args(["mcp", "--data-dir"])
+            .arg(dir.path())
+            .env("HINDSIGHT_QDRANT_URL", url)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap()
+    };
+    // Port 9 (discard) has no listener here: connection refused.
+    let output = run("http://127.0.0.1:9");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success());
+    assert!(
+        stderr.contains("qdrant server at http://127.0.0.1:9 is not reachable"),
+        "{stderr}"
+    );
+    assert!(
+        output.stdout.is_empty(),
+        "stdout must stay clean: {:?}",
+        output.stdout
+    );
+
+    let output = run("127.0.0.1:6334");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success());
+    assert!(stderr.contains("qdrant_url"), "{stderr}");
+    assert!(output.stdout.is_empty());
+}
