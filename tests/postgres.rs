@@ -9,21 +9,31 @@ use common::Daemon;
 use common::pg::TestDatabase;
 use hindsight::domain::{Namespace, Status};
 use hindsight::embed::{BuiltinEmbedder, Embedder};
+use hindsight::index::VectorIndex;
 use hindsight::service::{MemoryService, Rules, WriteRequest, WriteStatus};
 use hindsight::store::{MemoryStore, PoolSize, PostgresStore};
 use serde_json::{Value, json};
 
 async fn service_on(db: &TestDatabase, index_dir: &std::path::Path) -> MemoryService {
+    let index = common::open_index(index_dir, BuiltinEmbedder::new().dimension()).await;
+    service_sharing(db, index).await
+}
+
+/// A service with a pool of its own (as another process would have) over `index`.
+async fn service_sharing(db: &TestDatabase, index: Arc<dyn VectorIndex>) -> MemoryService {
     let store = Arc::new(
         PostgresStore::connect(&db.url, PoolSize { min: 1, max: 5 })
             .await
             .unwrap(),
     );
-    let embedder = Arc::new(BuiltinEmbedder::new());
-    let index = common::open_index(index_dir, embedder.dimension()).await;
-    MemoryService::start(store, index, embedder, Rules::default())
-        .await
-        .unwrap()
+    MemoryService::start(
+        store,
+        index,
+        Arc::new(BuiltinEmbedder::new()),
+        Rules::default(),
+    )
+    .await
+    .unwrap()
 }
 
 /// Two services with their own pools (as two processes would have) write conflicting facts at
@@ -82,6 +92,59 @@ async fn concurrent_writers_on_one_database_leave_one_active_fact() {
         deprecated, 11,
         "every other fact was superseded, none deleted"
     );
+}
+
+/// Two writers that share the database and one index (as replicas on PostgreSQL + a Qdrant
+/// server do) write the same memory at once: the per-scope lock in the database makes each dedup
+/// probe see the other's row, so it is stored once and merged into after.
+#[tokio::test]
+async fn concurrent_near_duplicates_across_services_are_stored_once() {
+    let db = TestDatabase::create().await;
+    let dir = tempfile::tempdir().unwrap();
+    let index: Arc<dyn VectorIndex> =
+        common::open_index(dir.path(), BuiltinEmbedder::new().dimension()).await;
+    let services = [
+        Arc::new(service_sharing(&db, index.clone()).await),
+        Arc::new(service_sharing(&db, index.clone()).await),
+    ];
+    let mut tasks = Vec::new();
+    for i in 0..12 {
+        let service = services[i % 2].clone();
+        tasks.push(tokio::spawn(async move {
+            service
+                .write(&WriteRequest {
+                    content: "The staging cluster is rebuilt every Monday night".into(),
+                    importance: Some(0.5 + i as f64 / 100.0),
+                    source: Some(json!({"writer": i})),
+                    ..WriteRequest::default()
+                })
+                .await
+        }));
+    }
+    let mut stored = Vec::new();
+    let mut merged_into = Vec::new();
+    for task in tasks {
+        let result = task.await.unwrap().expect("every write succeeds");
+        match result.status {
+            WriteStatus::Stored => stored.push(result.memory_id),
+            WriteStatus::Merged => merged_into.push(result.duplicate_of),
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    assert_eq!(stored.len(), 1, "one row for one memory");
+    assert!(merged_into.iter().all(|id| *id == stored[0]));
+    let row = services[1]
+        .store()
+        .get(stored[0].unwrap())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        row.merged_sources.as_array().map(Vec::len),
+        Some(11),
+        "every other writer's provenance kept"
+    );
+    assert!((row.importance - 0.61).abs() < 1e-9, "max importance kept");
 }
 
 /// `hindsight serve` with `database_url = postgres://…`: memories written over MCP are in

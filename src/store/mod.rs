@@ -124,8 +124,37 @@ where
     })
 }
 
+/// Held while a write checks for near-duplicates and stores: other writers of the same
+/// (namespace, memory_type) in any process wait for it. Released when dropped.
+pub struct ScopeLock {
+    _held: Option<Box<dyn Send>>,
+}
+
+impl ScopeLock {
+    /// For a store only one process writes to (SQLite: the data-dir lock sees to that), where
+    /// the service's own write lock already serialises writers.
+    pub fn process_local() -> Self {
+        Self { _held: None }
+    }
+
+    pub fn holding(resource: impl Send + 'static) -> Self {
+        Self {
+            _held: Some(Box::new(resource)),
+        }
+    }
+}
+
 #[async_trait]
 pub trait MemoryStore: Send + Sync + 'static {
+    /// Serialise writers of one (namespace, memory_type) across processes, so two replicas
+    /// cannot both find no near-duplicate and both store. Take it before the dedup probe; keep it
+    /// until the new row is in the index.
+    async fn lock_scope(
+        &self,
+        namespace: &Namespace,
+        memory_type: MemoryType,
+    ) -> Result<ScopeLock, StoreError>;
+
     /// Insert `memory` (active, index pending). When it states a fact (entity and attribute),
     /// every active row of the same (namespace, entity, attribute) is deprecated by it in the
     /// same transaction, serialised against concurrent writers of that key in any process; those

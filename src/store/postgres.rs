@@ -10,10 +10,10 @@ use sqlx::Row;
 use sqlx::postgres::{PgPool, PgPoolOptions, PgRow};
 
 use super::{
-    AccessHit, COLUMNS, COUNTS_SQL, CountRow, ForgetSelector, MemoryStore, MergeUpdate, StoreError,
-    count_row, parse_type_and_status,
+    AccessHit, COLUMNS, COUNTS_SQL, CountRow, ForgetSelector, MemoryStore, MergeUpdate, ScopeLock,
+    StoreError, count_row, parse_type_and_status,
 };
-use crate::domain::{Memory, MemoryId, Namespace};
+use crate::domain::{Memory, MemoryId, MemoryType, Namespace};
 
 /// Connection pool bounds. A pool per daemon replica: 20 × replicas must stay under the
 /// server's `max_connections` (100 by default).
@@ -164,6 +164,25 @@ async fn insert_row<'e>(
 
 #[async_trait]
 impl MemoryStore for PostgresStore {
+    async fn lock_scope(
+        &self,
+        namespace: &Namespace,
+        memory_type: MemoryType,
+    ) -> Result<ScopeLock, StoreError> {
+        // A transaction-scoped advisory lock in a transaction of its own: dropping the guard
+        // rolls that transaction back, which releases the lock even if the write failed midway.
+        let mut tx = self.pool.begin().await?;
+        sqlx::query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))")
+            .bind(format!(
+                "scope\u{1f}{}\u{1f}{}",
+                namespace.as_str(),
+                memory_type.as_str()
+            ))
+            .execute(&mut *tx)
+            .await?;
+        Ok(ScopeLock::holding(tx))
+    }
+
     async fn insert(&self, memory: &Memory) -> Result<Vec<Memory>, StoreError> {
         let (Some(entity), Some(attribute)) = (&memory.entity, &memory.attribute) else {
             // Not a fact: nothing to supersede, so one autocommitted statement will do.

@@ -16,10 +16,10 @@ use sqlx::sqlite::{
 };
 
 use super::{
-    AccessHit, COLUMNS, COUNTS_SQL, CountRow, ForgetSelector, MemoryStore, MergeUpdate, StoreError,
-    corrupt, count_row, parse_type_and_status,
+    AccessHit, COLUMNS, COUNTS_SQL, CountRow, ForgetSelector, MemoryStore, MergeUpdate, ScopeLock,
+    StoreError, corrupt, count_row, parse_type_and_status,
 };
-use crate::domain::{Memory, MemoryId, Namespace};
+use crate::domain::{Memory, MemoryId, MemoryType, Namespace};
 
 pub struct SqliteStore {
     pool: SqlitePool,
@@ -209,6 +209,14 @@ async fn insert_row<'e>(
 
 #[async_trait]
 impl MemoryStore for SqliteStore {
+    async fn lock_scope(
+        &self,
+        _namespace: &Namespace,
+        _memory_type: MemoryType,
+    ) -> Result<ScopeLock, StoreError> {
+        Ok(ScopeLock::process_local())
+    }
+
     async fn insert(&self, memory: &Memory) -> Result<Vec<Memory>, StoreError> {
         let (Some(entity), Some(attribute)) = (&memory.entity, &memory.attribute) else {
             // Not a fact: nothing to supersede, so one autocommitted statement will do.
