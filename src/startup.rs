@@ -119,12 +119,20 @@ pub async fn open_index(
     })
 }
 
-/// Open store, embedder and index, and start the service (which repairs the index).
+/// Open store, embedder and index, and start the service (which repairs the index). With an
+/// embedded index the process first claims the database: replicas need the shared index.
 pub async fn build_service(settings: &Settings) -> Result<MemoryService, StartupError> {
     let store = open_store(settings).await?;
     let embedder = embedder(settings).await?;
     let index = open_index(settings, embedder.dimension()).await?;
-    Ok(MemoryService::start(store, index, embedder, Rules::from(settings)).await?)
+    let claim = if index.is_shared() {
+        None
+    } else {
+        Some(store.claim_for_local_index().await?)
+    };
+    let mut service = MemoryService::start(store, index, embedder, Rules::from(settings)).await?;
+    service.hold(claim);
+    Ok(service)
 }
 
 /// Own the data dir or explain who does.

@@ -14,11 +14,6 @@ use hindsight::service::{MemoryService, Rules, WriteRequest, WriteStatus};
 use hindsight::store::{MemoryStore, PoolSize, PostgresStore};
 use serde_json::{Value, json};
 
-async fn service_on(db: &TestDatabase, index_dir: &std::path::Path) -> MemoryService {
-    let index = common::open_index(index_dir, BuiltinEmbedder::new().dimension()).await;
-    service_sharing(db, index).await
-}
-
 /// A service with a pool of its own (as another process would have) over `index`.
 async fn service_sharing(db: &TestDatabase, index: Arc<dyn VectorIndex>) -> MemoryService {
     let store = Arc::new(
@@ -36,15 +31,18 @@ async fn service_sharing(db: &TestDatabase, index: Arc<dyn VectorIndex>) -> Memo
     .unwrap()
 }
 
-/// Two services with their own pools (as two processes would have) write conflicting facts at
-/// once: the partial unique index lets exactly one stay active, the rest are superseded.
+/// Two services with their own pools (as two replicas would have) write conflicting facts at
+/// once: writers of the key queue in the database, exactly one stays active, the rest are
+/// superseded, and no write fails.
 #[tokio::test]
 async fn concurrent_writers_on_one_database_leave_one_active_fact() {
     let db = TestDatabase::create().await;
-    let dirs = [tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap()];
+    let dir = tempfile::tempdir().unwrap();
+    let index: Arc<dyn VectorIndex> =
+        common::open_index(dir.path(), BuiltinEmbedder::new().dimension()).await;
     let services = [
-        Arc::new(service_on(&db, dirs[0].path()).await),
-        Arc::new(service_on(&db, dirs[1].path()).await),
+        Arc::new(service_sharing(&db, index.clone()).await),
+        Arc::new(service_sharing(&db, index.clone()).await),
     ];
     // Disjoint words, so no two writes are near-duplicates: each must store and supersede.
     const WORDS: [&str; 24] = [
@@ -202,4 +200,153 @@ async fn the_daemon_serves_from_postgres() {
     );
     client.cancel().await.unwrap();
     assert!(daemon.stop().await.success());
+}
+
+/// `hindsight serve` on `data_dir` that is expected to refuse to start: its stderr.
+async fn serve_refused(data_dir: &std::path::Path, envs: &[(&str, &str)]) -> String {
+    let mut command = tokio::process::Command::new(common::binary());
+    command
+        .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
+        .arg(data_dir)
+        .env("HINDSIGHT_CONFIG", data_dir.join("no-such-config.toml"))
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true);
+    for (k, v) in envs {
+        command.env(k, v);
+    }
+    let output = tokio::time::timeout(
+        std::time::Duration::from_secs(30),
+        command.spawn().unwrap().wait_with_output(),
+    )
+    .await
+    .expect("a refused daemon exits promptly")
+    .unwrap();
+    assert!(!output.status.success(), "the second daemon must not start");
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// Two daemons on one database, each with its own embedded index, would each miss the other's
+/// writes: the second is refused with the remedy, and can start once the first is gone — even
+/// when the first was killed with SIGKILL (the server drops the dead session's lock).
+#[tokio::test]
+async fn a_second_daemon_with_an_embedded_index_is_refused() {
+    let db = TestDatabase::create().await;
+    let env = [("HINDSIGHT_DATABASE_URL", db.url.as_str())];
+    let dirs = [tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap()];
+
+    let first = Daemon::start(dirs[0].path(), &env).await;
+    let stderr = serve_refused(dirs[1].path(), &env).await;
+    assert!(
+        stderr.contains("another hindsight process with an embedded vector index")
+            && stderr.contains("qdrant_url"),
+        "{stderr}"
+    );
+    first.crash().await;
+
+    // The server notices the dead connection and releases the claim.
+    let mut second = None;
+    for _ in 0..50 {
+        let attempt = tokio::process::Command::new(common::binary())
+            .args(["stats", "--data-dir"])
+            .arg(dirs[1].path())
+            .env("HINDSIGHT_DATABASE_URL", &db.url)
+            .output()
+            .await
+            .unwrap();
+        assert!(attempt.status.success(), "stats needs no claim");
+        let daemon = Daemon::try_start(dirs[1].path(), &env).await;
+        if let Some(daemon) = daemon {
+            second = Some(daemon);
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+    let second = second.expect("the claim is released after the first daemon died");
+    second.stop().await;
+}
+
+/// Replicas: two daemons on one PostgreSQL and one Qdrant server; a write through either is
+/// found through both, and a forget through one is honoured by the other. Needs `QDRANT_URL`
+/// (no Qdrant server can run on this machine); without it the test says so on stderr.
+#[tokio::test]
+async fn replicas_share_one_database_and_one_qdrant_index() {
+    use std::io::Write;
+    let Ok(qdrant_url) = std::env::var("QDRANT_URL") else {
+        let _ = writeln!(
+            std::io::stderr(),
+            "SKIPPED postgres::replicas_share_one_database_and_one_qdrant_index: QDRANT_URL is \
+             not set (no Qdrant server can run on this machine); set it to a server's gRPC URL"
+        );
+        return;
+    };
+    let db = TestDatabase::create().await;
+    let collection = format!("hindsight_test_{}", uuid::Uuid::new_v4().simple());
+    let env = [
+        ("HINDSIGHT_DATABASE_URL", db.url.as_str()),
+        ("HINDSIGHT_QDRANT_URL", qdrant_url.as_str()),
+        ("HINDSIGHT_QDRANT_COLLECTION", collection.as_str()),
+    ];
+    let dirs = [tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap()];
+    let a = Daemon::start(dirs[0].path(), &env).await;
+    let b = Daemon::start(dirs[1].path(), &env).await;
+    let clients = [
+        common::http_client(&a.endpoint).await,
+        common::http_client(&b.endpoint).await,
+    ];
+    let via_a = common::call_ok(
+        &clients[0],
+        "memory_write",
+        json!({"content": "Replica A heard that backups run at 02:00 UTC", "importance": 0.8}),
+    )
+    .await;
+    let via_b = common::call_ok(
+        &clients[1],
+        "memory_write",
+        json!({"content": "Replica B heard the VPN moved to WireGuard", "importance": 0.8}),
+    )
+    .await;
+    for client in &clients {
+        assert_eq!(
+            common::top_hit_id(client, json!({"query": "when do backups run"})).await,
+            via_a["memory_id"]
+        );
+        assert_eq!(
+            common::top_hit_id(client, json!({"query": "which VPN do we use"})).await,
+            via_b["memory_id"]
+        );
+    }
+    common::call_ok(
+        &clients[0],
+        "memory_forget",
+        json!({"memory_id": via_b["memory_id"]}),
+    )
+    .await;
+    let found = common::call_ok(
+        &clients[1],
+        "memory_search",
+        json!({"query": "which VPN do we use"}),
+    )
+    .await;
+    assert!(
+        found["memories"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|m| m["id"] != via_b["memory_id"]),
+        "{found}"
+    );
+    for client in clients {
+        client.cancel().await.unwrap();
+    }
+    a.stop().await;
+    b.stop().await;
+    // The collection is this test's alone: drop it.
+    if let Ok(client) = qdrant_client::Qdrant::from_url(&qdrant_url)
+        .skip_compatibility_check()
+        .build()
+    {
+        let _ = client.delete_collection(&collection).await;
+    }
 }

@@ -574,6 +574,9 @@ impl VectorIndex for BrokenIndex {
     fn dimension(&self) -> usize {
         self.inner.dimension()
     }
+    fn is_shared(&self) -> bool {
+        self.inner.is_shared()
+    }
     async fn upsert(&self, points: Vec<IndexPoint>) -> Result<(), IndexError> {
         if self.broken.load(Ordering::SeqCst) {
             return Err(IndexError::Engine(

@@ -381,6 +381,10 @@ impl VectorIndex for EdgeIndex {
         self.inner.dimension.load(Ordering::Acquire)
     }
 
+    fn is_shared(&self) -> bool {
+        false
+    }
+
     async fn upsert(&self, points: Vec<IndexPoint>) -> Result<(), IndexError> {
         if points.is_empty() {
             return Ok(());

@@ -59,6 +59,10 @@ pub struct Hit {
 pub trait VectorIndex: Send + Sync + 'static {
     fn dimension(&self) -> usize;
 
+    /// Whether other processes can use this same index (a server) or it lives in this
+    /// process alone (embedded).
+    fn is_shared(&self) -> bool;
+
     /// Insert or replace points (vector and payload).
     async fn upsert(&self, points: Vec<IndexPoint>) -> Result<(), IndexError>;
 

@@ -244,6 +244,10 @@ impl VectorIndex for QdrantIndex {
         self.dimension.load(Ordering::Acquire)
     }
 
+    fn is_shared(&self) -> bool {
+        true
+    }
+
     async fn upsert(&self, points: Vec<IndexPoint>) -> Result<(), IndexError> {
         if points.is_empty() {
             return Ok(());

@@ -22,7 +22,7 @@ use chrono::{DateTime, Utc};
 use crate::domain::{Memory, MemoryId, ValidationError};
 use crate::embed::{EmbedError, Embedder};
 use crate::index::{IndexError, IndexPoint, VectorIndex};
-use crate::store::{MemoryStore, StoreError};
+use crate::store::{MemoryStore, StoreError, StoreLock};
 
 pub use maintenance::{EMBEDDER_META_KEY, ReindexProgress};
 pub use requests::{Args, ForgetRequest, SearchRequest, WriteRequest};
@@ -103,6 +103,8 @@ pub struct MemoryService {
     /// Search hits not yet written to access_count / last_accessed_at: a write per search
     /// tripled search p99, so accesses are batched and written by `flush`.
     accesses: std::sync::Mutex<std::collections::HashMap<MemoryId, (i64, DateTime<Utc>)>>,
+    /// Database locks that live as long as the service (behind a mutex only to be `Sync`).
+    held: std::sync::Mutex<Vec<StoreLock>>,
 }
 
 impl MemoryService {
@@ -135,11 +137,20 @@ impl MemoryService {
             mismatch,
             unflushed: std::sync::Mutex::new(Vec::new()),
             accesses: std::sync::Mutex::new(std::collections::HashMap::new()),
+            held: std::sync::Mutex::new(Vec::new()),
         };
         if service.mismatch.is_none() {
             service.repair_index().await?;
         }
         Ok(service)
+    }
+
+    /// Keep a database lock (the claim for an embedded index) for as long as the service lives.
+    pub fn hold(&mut self, lock: Option<StoreLock>) {
+        self.held
+            .get_mut()
+            .unwrap_or_else(|e| e.into_inner())
+            .extend(lock);
     }
 
     pub fn store(&self) -> &Arc<dyn MemoryStore> {

@@ -26,6 +26,12 @@ pub enum StoreError {
         entity: String,
         attribute: String,
     },
+    #[error(
+        "another hindsight process with an embedded vector index already writes to this database; \
+         its index would never see this process's writes (nor this one's its). Run one process, or \
+         give every replica the shared Qdrant server index (`qdrant_url`)"
+    )]
+    DatabaseClaimed,
     #[error("corrupt row {id}: {reason}")]
     Corrupt { id: String, reason: String },
 }
@@ -124,13 +130,13 @@ where
     })
 }
 
-/// Held while a write checks for near-duplicates and stores: other writers of the same
-/// (namespace, memory_type) in any process wait for it. Released when dropped.
-pub struct ScopeLock {
+/// A lock in the database that lasts as long as this value (a write's scope lock, a process's
+/// claim on the database for its embedded index). Released when dropped.
+pub struct StoreLock {
     _held: Option<Box<dyn Send>>,
 }
 
-impl ScopeLock {
+impl StoreLock {
     /// For a store only one process writes to (SQLite: the data-dir lock sees to that), where
     /// the service's own write lock already serialises writers.
     pub fn process_local() -> Self {
@@ -153,7 +159,12 @@ pub trait MemoryStore: Send + Sync + 'static {
         &self,
         namespace: &Namespace,
         memory_type: MemoryType,
-    ) -> Result<ScopeLock, StoreError>;
+    ) -> Result<StoreLock, StoreError>;
+
+    /// Claim the database for this process's own (embedded) index: a second process doing the
+    /// same would fail with `DatabaseClaimed`, since neither index would learn of the other's
+    /// writes. Lasts while the returned lock lives, or until the process dies.
+    async fn claim_for_local_index(&self) -> Result<StoreLock, StoreError>;
 
     /// Insert `memory` (active, index pending). When it states a fact (entity and attribute),
     /// every active row of the same (namespace, entity, attribute) is deprecated by it in the

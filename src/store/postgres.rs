@@ -10,8 +10,8 @@ use sqlx::Row;
 use sqlx::postgres::{PgPool, PgPoolOptions, PgRow};
 
 use super::{
-    AccessHit, COLUMNS, COUNTS_SQL, CountRow, ForgetSelector, MemoryStore, MergeUpdate, ScopeLock,
-    StoreError, count_row, parse_type_and_status,
+    AccessHit, COLUMNS, COUNTS_SQL, CountRow, ForgetSelector, MemoryStore, MergeUpdate, StoreError,
+    StoreLock, count_row, parse_type_and_status,
 };
 use crate::domain::{Memory, MemoryId, MemoryType, Namespace};
 
@@ -104,6 +104,9 @@ fn rows_to_memories(rows: &[PgRow]) -> Result<Vec<Memory>, StoreError> {
     rows.iter().map(row_to_memory).collect()
 }
 
+/// The advisory-lock key of the one process allowed to write with an embedded index.
+const LOCAL_INDEX_CLAIM: &str = "hindsight\u{1f}embedded-index-writer";
+
 /// One advisory-lock key per (namespace, entity, attribute), joined by the unit separator so
 /// ("a b", "c") and ("a", "b c") stay apart. A hash collision only makes two keys queue.
 fn fact_lock_key(namespace: &str, entity: &str, attribute: &str) -> String {
@@ -168,7 +171,7 @@ impl MemoryStore for PostgresStore {
         &self,
         namespace: &Namespace,
         memory_type: MemoryType,
-    ) -> Result<ScopeLock, StoreError> {
+    ) -> Result<StoreLock, StoreError> {
         // A transaction-scoped advisory lock in a transaction of its own: dropping the guard
         // rolls that transaction back, which releases the lock even if the write failed midway.
         let mut tx = self.pool.begin().await?;
@@ -180,7 +183,23 @@ impl MemoryStore for PostgresStore {
             ))
             .execute(&mut *tx)
             .await?;
-        Ok(ScopeLock::holding(tx))
+        Ok(StoreLock::holding(tx))
+    }
+
+    async fn claim_for_local_index(&self) -> Result<StoreLock, StoreError> {
+        // A session-level advisory lock on a connection taken out of the pool for good: the
+        // server releases it when the connection closes, including when the process is killed.
+        let mut connection = self.pool.acquire().await?.detach();
+        let claimed: bool =
+            sqlx::query_scalar("SELECT pg_try_advisory_lock(hashtextextended($1, 0))")
+                .bind(LOCAL_INDEX_CLAIM)
+                .fetch_one(&mut connection)
+                .await?;
+        if claimed {
+            Ok(StoreLock::holding(connection))
+        } else {
+            Err(StoreError::DatabaseClaimed)
+        }
     }
 
     async fn insert(&self, memory: &Memory) -> Result<Vec<Memory>, StoreError> {

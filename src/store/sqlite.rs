@@ -16,8 +16,8 @@ use sqlx::sqlite::{
 };
 
 use super::{
-    AccessHit, COLUMNS, COUNTS_SQL, CountRow, ForgetSelector, MemoryStore, MergeUpdate, ScopeLock,
-    StoreError, corrupt, count_row, parse_type_and_status,
+    AccessHit, COLUMNS, COUNTS_SQL, CountRow, ForgetSelector, MemoryStore, MergeUpdate, StoreError,
+    StoreLock, corrupt, count_row, parse_type_and_status,
 };
 use crate::domain::{Memory, MemoryId, MemoryType, Namespace};
 
@@ -213,8 +213,13 @@ impl MemoryStore for SqliteStore {
         &self,
         _namespace: &Namespace,
         _memory_type: MemoryType,
-    ) -> Result<ScopeLock, StoreError> {
-        Ok(ScopeLock::process_local())
+    ) -> Result<StoreLock, StoreError> {
+        Ok(StoreLock::process_local())
+    }
+
+    /// The data-dir lock already keeps a second process away from this file.
+    async fn claim_for_local_index(&self) -> Result<StoreLock, StoreError> {
+        Ok(StoreLock::process_local())
     }
 
     async fn insert(&self, memory: &Memory) -> Result<Vec<Memory>, StoreError> {

@@ -59,6 +59,13 @@ pub struct Daemon {
 
 impl Daemon {
     pub async fn start(data_dir: &Path, envs: &[(&str, &str)]) -> Daemon {
+        Self::try_start(data_dir, envs)
+            .await
+            .expect("hindsight serve exited early")
+    }
+
+    /// `None` if the daemon exits before it serves.
+    pub async fn try_start(data_dir: &Path, envs: &[(&str, &str)]) -> Option<Daemon> {
         let mut command = tokio::process::Command::new(binary());
         command
             .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
@@ -73,8 +80,9 @@ impl Daemon {
             command.env(k, v);
         }
         let mut child = command.spawn().expect("spawn hindsight serve");
-        let endpoint = wait_for_endpoint(data_dir, child.id().expect("pid"), &mut child).await;
-        Daemon { child, endpoint }
+        let pid = child.id().expect("pid");
+        let endpoint = try_wait_for_endpoint(data_dir, pid, &mut child).await?;
+        Some(Daemon { child, endpoint })
     }
 
     pub fn base_url(&self) -> String {
@@ -114,6 +122,17 @@ pub async fn wait_for_endpoint(
     pid: u32,
     child: &mut tokio::process::Child,
 ) -> Endpoint {
+    try_wait_for_endpoint(data_dir, pid, child)
+        .await
+        .expect("hindsight exited early")
+}
+
+/// As `wait_for_endpoint`, but `None` if the process exits first.
+pub async fn try_wait_for_endpoint(
+    data_dir: &Path,
+    pid: u32,
+    child: &mut tokio::process::Child,
+) -> Option<Endpoint> {
     for _ in 0..600 {
         if let Some(endpoint) = read_endpoint(data_dir)
             && endpoint.pid == pid
@@ -126,10 +145,11 @@ pub async fn wait_for_endpoint(
             .await
             .is_ok()
         {
-            return endpoint;
+            return Some(endpoint);
         }
         if let Ok(Some(status)) = child.try_wait() {
-            panic!("hindsight exited early with {status}");
+            eprintln!("hindsight exited early with {status}");
+            return None;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
