@@ -1,21 +1,31 @@
-# Multi-stage build: compile in the Rust image, run in a slim Debian with a non-root user.
-# (The scale-out issue extends this with PostgreSQL/Qdrant settings and static checks.)
+# syntax=docker/dockerfile:1
+# hindsight image: compiled in the Rust image, run from a slim Debian as a non-root user.
+# Build: docker build -t hindsight .     Run: see compose.yaml and README "Run with Docker Compose".
+
 FROM rust:1.95-bookworm AS build
 WORKDIR /src
 COPY . .
-RUN cargo build --release --locked && cp target/release/hindsight /hindsight
+# Cache the registry and target dir between builds (BuildKit); copy the binary out of the cache.
+RUN --mount=type=cache,target=/usr/local/cargo/registry \
+    --mount=type=cache,target=/src/target \
+    cargo build --release --locked && cp target/release/hindsight /hindsight
 
 FROM debian:bookworm-slim
-RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates curl \
+# ca-certificates: TLS to hosted embedding / LLM endpoints and Qdrant Cloud.
+RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates \
     && rm -rf /var/lib/apt/lists/* \
-    && useradd --system --uid 10001 --home /data hindsight \
+    && useradd --system --uid 10001 --home-dir /data --shell /usr/sbin/nologin hindsight \
     && mkdir -p /data && chown hindsight /data
 COPY --from=build /hindsight /usr/local/bin/hindsight
-USER hindsight
-ENV HINDSIGHT_DATA_DIR=/data HINDSIGHT_LISTEN=0.0.0.0:8765
+USER 10001
+# Listening beyond loopback requires HINDSIGHT_AUTH_TOKEN (the daemon refuses to start without).
+ENV HINDSIGHT_DATA_DIR=/data \
+    HINDSIGHT_LISTEN=0.0.0.0:8765 \
+    HINDSIGHT_LOG_FORMAT=json
 VOLUME ["/data"]
 EXPOSE 8765
-HEALTHCHECK --interval=10s --timeout=3s --start-period=20s \
-    CMD curl -fsS http://127.0.0.1:8765/healthz || exit 1
+# `hindsight healthcheck` GETs /healthz on HINDSIGHT_LISTEN: no curl in the image.
+HEALTHCHECK --interval=10s --timeout=5s --start-period=30s --retries=3 \
+    CMD ["hindsight", "healthcheck"]
 ENTRYPOINT ["hindsight"]
 CMD ["serve"]

@@ -1,4 +1,4 @@
-//! `hindsight stats`, `hindsight migrate` and `hindsight reindex`.
+//! `hindsight stats`, `migrate`, `reindex` and `healthcheck`.
 
 use std::io::IsTerminal;
 
@@ -57,5 +57,31 @@ pub async fn reindex(settings: Settings) -> anyhow::Result<()> {
         "{}",
         json!({"reindexed": done, "embedder": service.embedder().id(), "seconds": started.elapsed().as_secs_f64()})
     );
+    Ok(())
+}
+
+/// GET /healthz on the configured listen address (a wildcard address is asked on loopback).
+pub async fn healthcheck(settings: Settings) -> anyhow::Result<()> {
+    let mut addr = settings.listen;
+    if addr.ip().is_unspecified() {
+        addr.set_ip(match addr {
+            std::net::SocketAddr::V4(_) => std::net::Ipv4Addr::LOCALHOST.into(),
+            std::net::SocketAddr::V6(_) => std::net::Ipv6Addr::LOCALHOST.into(),
+        });
+    }
+    let url = format!("http://{addr}/healthz");
+    let response = reqwest::Client::builder()
+        .timeout(std::time::Duration::from_secs(3))
+        .build()?
+        .get(&url)
+        .send()
+        .await
+        .map_err(|e| anyhow::anyhow!("{url}: {e}"))?;
+    anyhow::ensure!(
+        response.status().is_success(),
+        "{url}: HTTP {}",
+        response.status()
+    );
+    println!("ok");
     Ok(())
 }

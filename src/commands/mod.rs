@@ -53,6 +53,9 @@ enum Command {
     Reindex,
     /// Print the effective configuration (secrets masked).
     Config,
+    /// Exit 0 if the daemon at `listen` answers GET /healthz (for container health checks,
+    /// so the image needs no curl).
+    Healthcheck,
     /// Benchmarks, printed as JSON.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
@@ -84,5 +87,6 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             Ok(())
         }
         Command::Bench(command) => bench::run(settings, command).await,
+        Command::Healthcheck => admin::healthcheck(settings).await,
     }
 }
