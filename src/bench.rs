@@ -12,7 +12,7 @@ use serde::Serialize;
 use crate::embed::{EmbedError, Embedder, l2_normalize};
 use crate::index::{EdgeIndex, HnswParams};
 use crate::service::{MemoryService, Rules, SearchRequest, WriteRequest, WriteStatus};
-use crate::store::SqliteStore;
+use crate::store::{MemoryStore, PoolSize, PostgresStore, SqliteStore};
 
 /// Deterministic pseudo-random unit vectors keyed by the text.
 pub struct RandomEmbedder {
@@ -94,14 +94,103 @@ pub fn rss_mb() -> (f64, f64) {
     (field("VmRSS:"), field("VmHWM:"))
 }
 
+type BenchError = Box<dyn std::error::Error + Send + Sync>;
+
+/// Where the benchmark's rows go: a SQLite file in the run's temp dir, or a scratch database
+/// created on a PostgreSQL server (and dropped afterwards) — never a database holding real data.
+#[derive(Debug, Clone)]
+pub enum BenchBackend {
+    Sqlite,
+    /// Server URL without a database name, e.g. `postgres://postgres@127.0.0.1:5432`.
+    Postgres {
+        server_url: String,
+    },
+}
+
+impl BenchBackend {
+    fn name(&self) -> &'static str {
+        match self {
+            BenchBackend::Sqlite => "sqlite",
+            BenchBackend::Postgres { .. } => "postgresql",
+        }
+    }
+}
+
+/// A scratch PostgreSQL database for one run.
+struct ScratchDatabase {
+    server_url: String,
+    name: String,
+}
+
+impl ScratchDatabase {
+    async fn create(server_url: &str) -> Result<Self, BenchError> {
+        use sqlx::{Connection, Executor};
+        let name = format!("hindsight_bench_{}", uuid::Uuid::new_v4().simple());
+        let mut admin = sqlx::PgConnection::connect(&format!("{server_url}/postgres")).await?;
+        admin
+            .execute(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
+            .await?;
+        Ok(Self {
+            server_url: server_url.to_owned(),
+            name,
+        })
+    }
+
+    fn url(&self) -> String {
+        format!("{}/{}", self.server_url, self.name)
+    }
+
+    async fn drop_database(self) -> Result<(), BenchError> {
+        use sqlx::{Connection, Executor};
+        let mut admin =
+            sqlx::PgConnection::connect(&format!("{}/postgres", self.server_url)).await?;
+        admin
+            .execute(sqlx::AssertSqlSafe(format!(
+                "DROP DATABASE IF EXISTS {} WITH (FORCE)",
+                self.name
+            )))
+            .await?;
+        Ok(())
+    }
+}
+
 pub async fn search_bench(
     dir: &std::path::Path,
+    backend: &BenchBackend,
     n: usize,
     dimension: usize,
     queries: usize,
     top_k: usize,
-) -> Result<SearchBenchReport, Box<dyn std::error::Error + Send + Sync>> {
-    let store = Arc::new(SqliteStore::open(&dir.join("bench.db")).await?);
+) -> Result<SearchBenchReport, BenchError> {
+    match backend {
+        BenchBackend::Sqlite => {
+            let store = Arc::new(SqliteStore::open(&dir.join("bench.db")).await?);
+            run(dir, store, backend, n, dimension, queries, top_k).await
+        }
+        BenchBackend::Postgres { server_url } => {
+            let scratch = ScratchDatabase::create(server_url).await?;
+            let result = async {
+                let store = Arc::new(
+                    PostgresStore::connect(&scratch.url(), PoolSize { min: 5, max: 20 }).await?,
+                );
+                run(dir, store, backend, n, dimension, queries, top_k).await
+            }
+            .await;
+            scratch.drop_database().await?;
+            result
+        }
+    }
+}
+
+async fn run(
+    dir: &std::path::Path,
+    store: Arc<dyn MemoryStore>,
+    backend: &BenchBackend,
+    n: usize,
+    dimension: usize,
+    queries: usize,
+    top_k: usize,
+) -> Result<SearchBenchReport, BenchError> {
     let index =
         Arc::new(EdgeIndex::open(&dir.join("index"), dimension, HnswParams::default()).await?);
     let embedder = Arc::new(RandomEmbedder::new(dimension));
@@ -152,7 +241,7 @@ pub async fn search_bench(
     Ok(SearchBenchReport {
         n,
         dimension,
-        backend: "sqlite",
+        backend: backend.name(),
         index: "qdrant-edge",
         load_seconds,
         writes_per_second: n as f64 / load_seconds,

@@ -9,7 +9,7 @@ use common::Daemon;
 use common::pg::TestDatabase;
 use hindsight::domain::{Namespace, Status};
 use hindsight::embed::{BuiltinEmbedder, Embedder};
-use hindsight::index::VectorIndex;
+use hindsight::index::{Hit, IndexError, IndexPoint, IndexQuery, VectorIndex};
 use hindsight::service::{MemoryService, Rules, WriteRequest, WriteStatus};
 use hindsight::store::{MemoryStore, PoolSize, PostgresStore};
 use serde_json::{Value, json};
@@ -92,6 +92,37 @@ async fn concurrent_writers_on_one_database_leave_one_active_fact() {
     );
 }
 
+/// The embedded engine presented as a shared (server) index, as a Qdrant server is to replicas.
+struct AsShared(Arc<dyn VectorIndex>);
+
+#[async_trait::async_trait]
+impl VectorIndex for AsShared {
+    fn dimension(&self) -> usize {
+        self.0.dimension()
+    }
+    fn is_shared(&self) -> bool {
+        true
+    }
+    async fn upsert(&self, points: Vec<IndexPoint>) -> Result<(), IndexError> {
+        self.0.upsert(points).await
+    }
+    async fn delete(&self, ids: Vec<uuid::Uuid>) -> Result<(), IndexError> {
+        self.0.delete(ids).await
+    }
+    async fn search(&self, query: IndexQuery) -> Result<Vec<Hit>, IndexError> {
+        self.0.search(query).await
+    }
+    async fn count(&self) -> Result<usize, IndexError> {
+        self.0.count().await
+    }
+    async fn reset(&self, dimension: usize) -> Result<(), IndexError> {
+        self.0.reset(dimension).await
+    }
+    async fn flush(&self) -> Result<(), IndexError> {
+        self.0.flush().await
+    }
+}
+
 /// Two writers that share the database and one index (as replicas on PostgreSQL + a Qdrant
 /// server do) write the same memory at once: the per-scope lock in the database makes each dedup
 /// probe see the other's row, so it is stored once and merged into after.
@@ -99,8 +130,9 @@ async fn concurrent_writers_on_one_database_leave_one_active_fact() {
 async fn concurrent_near_duplicates_across_services_are_stored_once() {
     let db = TestDatabase::create().await;
     let dir = tempfile::tempdir().unwrap();
-    let index: Arc<dyn VectorIndex> =
-        common::open_index(dir.path(), BuiltinEmbedder::new().dimension()).await;
+    let index: Arc<dyn VectorIndex> = Arc::new(AsShared(
+        common::open_index(dir.path(), BuiltinEmbedder::new().dimension()).await,
+    ));
     let services = [
         Arc::new(service_sharing(&db, index.clone()).await),
         Arc::new(service_sharing(&db, index.clone()).await),

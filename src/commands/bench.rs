@@ -1,6 +1,7 @@
 //! `hindsight bench search`: machine-readable benchmark results (one JSON object per size).
 
 use clap::Subcommand;
+use hindsight::bench::BenchBackend;
 use hindsight::configuration::Settings;
 
 #[derive(Debug, Subcommand)]
@@ -16,6 +17,13 @@ pub enum BenchCommand {
         queries: usize,
         #[arg(long, default_value_t = 10)]
         top_k: usize,
+        /// Stores to run against, comma-separated: sqlite, postgres.
+        #[arg(long, value_delimiter = ',', default_value = "sqlite")]
+        backend: Vec<String>,
+        /// PostgreSQL server for `--backend postgres` (a scratch database is created there and
+        /// dropped afterwards).
+        #[arg(long, default_value = "postgres://postgres@127.0.0.1:5432")]
+        postgres_server: String,
     },
 }
 
@@ -26,15 +34,35 @@ pub async fn run(_settings: Settings, command: BenchCommand) -> anyhow::Result<(
             dimension,
             queries,
             top_k,
+            backend,
+            postgres_server,
         } => {
+            let backends = backend
+                .iter()
+                .map(|name| match name.as_str() {
+                    "sqlite" => Ok(BenchBackend::Sqlite),
+                    "postgres" | "postgresql" => Ok(BenchBackend::Postgres {
+                        server_url: postgres_server.trim_end_matches('/').to_owned(),
+                    }),
+                    other => anyhow::bail!("--backend: must be sqlite or postgres, got {other:?}"),
+                })
+                .collect::<anyhow::Result<Vec<_>>>()?;
             for size in n {
-                // Each size in a fresh temporary directory, removed afterwards.
-                let dir = tempfile::tempdir()?;
-                let report =
-                    hindsight::bench::search_bench(dir.path(), size, dimension, queries, top_k)
-                        .await
-                        .map_err(|e| anyhow::anyhow!("{e}"))?;
-                println!("{}", serde_json::to_string(&report)?);
+                for backend in &backends {
+                    // Each run in a fresh temporary directory, removed afterwards.
+                    let dir = tempfile::tempdir()?;
+                    let report = hindsight::bench::search_bench(
+                        dir.path(),
+                        backend,
+                        size,
+                        dimension,
+                        queries,
+                        top_k,
+                    )
+                    .await
+                    .map_err(|e| anyhow::anyhow!("{e}"))?;
+                    println!("{}", serde_json::to_string(&report)?);
+                }
             }
             Ok(())
         }

@@ -30,12 +30,18 @@ impl MemoryService {
         let embedding = self.embed_one(valid.content.as_str()).await?;
 
         let _guard = self.write_lock.lock().await;
-        // Other processes sharing the database (and the index) queue here; held until the new
-        // row is in the index, so their dedup probe sees it.
-        let _scope = self
-            .store
-            .lock_scope(&valid.namespace, valid.memory_type)
-            .await?;
+        // Replicas sharing the database and the index queue here, held until the new row is in
+        // the index so their dedup probe sees it. An embedded index has the database to itself
+        // (startup claims it), so the process lock above is enough.
+        let _scope = if self.index.is_shared() {
+            Some(
+                self.store
+                    .lock_scope(&valid.namespace, valid.memory_type)
+                    .await?,
+            )
+        } else {
+            None
+        };
         if let Some(existing) = self.find_duplicate(&valid, &embedding).await? {
             return self.merge_into(existing, valid, embedding).await;
         }
