@@ -10,8 +10,8 @@ use hindsight::domain::{
     Content, Importance, Memory, MemoryId, MemoryType, Namespace, NewMemory, Status,
 };
 use hindsight::store::{
-    AccessHit, ForgetFilter, ForgetSelector, MemoryStore, MergeUpdate, PoolSize, PostgresStore,
-    SqliteStore,
+    AccessHit, ForgetFilter, ForgetSelector, LexicalQuery, MemoryStore, MergeUpdate, PoolSize,
+    PostgresStore, SqliteStore,
 };
 use serde_json::json;
 use uuid::Uuid;
@@ -136,6 +136,134 @@ pub async fn concurrent_writers_of_one_fact_queue(store: &dyn MemoryStore) {
         let by = row.deprecated_by.expect("deprecated_by set");
         assert!(ids.contains(&by) && by != row.id);
     }
+}
+
+fn lexical(namespace: &str, text: &str) -> LexicalQuery {
+    LexicalQuery {
+        namespace: namespace.to_owned(),
+        memory_types: vec![],
+        statuses: vec![Status::Active],
+        terms: hindsight::lexical::query_terms(text),
+        limit: 10,
+    }
+}
+
+async fn lexical_ids(store: &dyn MemoryStore, query: &LexicalQuery) -> Vec<MemoryId> {
+    store
+        .lexical_search(query)
+        .await
+        .unwrap()
+        .iter()
+        .map(|h| h.id)
+        .collect()
+}
+
+/// Full text: words rank by how many query terms they share; Chinese matches on character
+/// bigrams; namespace, type and status filter; merges and deletes keep the index in step.
+pub async fn lexical_search_matches_words_and_chinese(store: &dyn MemoryStore) {
+    let report = memory(
+        "default",
+        MemoryType::Episodic,
+        "The user wants data sources in every report",
+    );
+    let other_report = memory("default", MemoryType::Semantic, "Reports go out on Friday");
+    let coffee = memory("default", MemoryType::Episodic, "用户喜欢喝咖啡，不喜欢茶");
+    let elsewhere = memory(
+        "other",
+        MemoryType::Episodic,
+        "The report for another tenant",
+    );
+    let forgotten = memory(
+        "default",
+        MemoryType::Episodic,
+        "A forgotten report with sources",
+    );
+    for m in [&report, &other_report, &coffee, &elsewhere, &forgotten] {
+        store.insert(m).await.unwrap();
+    }
+    store
+        .forget(&ForgetSelector::Id(forgotten.id), false, Utc::now())
+        .await
+        .unwrap();
+
+    let hits = store
+        .lexical_search(&lexical("default", "report data sources"))
+        .await
+        .unwrap();
+    assert_eq!(hits.len(), 1, "{hits:?}");
+    assert_eq!(hits[0].id, report.id);
+    assert!(hits[0].score > 0.0);
+    // More shared terms rank higher.
+    let hits = lexical_ids(store, &lexical("default", "report on friday")).await;
+    assert_eq!(hits, vec![other_report.id, report.id]);
+
+    assert_eq!(
+        lexical_ids(store, &lexical("default", "咖啡")).await,
+        vec![coffee.id]
+    );
+    assert_eq!(
+        lexical_ids(store, &lexical("default", "她喜欢什么")).await,
+        vec![coffee.id],
+        "shares the bigram 喜欢"
+    );
+    assert!(
+        lexical_ids(store, &lexical("default", "啡喝"))
+            .await
+            .is_empty()
+    );
+
+    let mut semantic_only = lexical("default", "report");
+    semantic_only.memory_types = vec![MemoryType::Semantic];
+    assert!(
+        lexical_ids(store, &semantic_only).await.is_empty(),
+        "'reports' is another word"
+    );
+    let mut with_forgotten = lexical("default", "sources");
+    with_forgotten.statuses = vec![Status::Active, Status::Forgotten];
+    assert_eq!(lexical_ids(store, &with_forgotten).await.len(), 2);
+    assert_eq!(
+        lexical_ids(store, &lexical("other", "report")).await,
+        vec![elsewhere.id]
+    );
+    assert!(
+        lexical_ids(store, &lexical("default", "?!"))
+            .await
+            .is_empty()
+    );
+
+    // A merge that replaces the wording re-indexes it.
+    store
+        .merge(&MergeUpdate {
+            id: report.id,
+            replace_content: Some(("The user wants citations".into(), report.embedding.clone())),
+            importance: 0.5,
+            merged_source: json!({}),
+            expires_at: None,
+            at: Utc::now(),
+        })
+        .await
+        .unwrap()
+        .expect("merged");
+    assert_eq!(
+        lexical_ids(store, &lexical("default", "citations")).await,
+        vec![report.id]
+    );
+    assert!(
+        lexical_ids(store, &lexical("default", "data"))
+            .await
+            .is_empty()
+    );
+
+    // A hard delete leaves nothing behind in the index.
+    store
+        .forget(&ForgetSelector::Id(coffee.id), true, Utc::now())
+        .await
+        .unwrap();
+    assert!(
+        lexical_ids(store, &lexical("default", "咖啡"))
+            .await
+            .is_empty()
+    );
 }
 
 pub async fn merge_updates_content_importance_provenance_and_expiry(store: &dyn MemoryStore) {
@@ -419,6 +547,7 @@ macro_rules! store_suite {
                 supersede_deprecates_in_the_same_transaction,
                 supersede_is_scoped_to_one_fact_key,
                 concurrent_writers_of_one_fact_queue,
+                lexical_search_matches_words_and_chinese,
                 merge_updates_content_importance_provenance_and_expiry,
                 merge_into_inactive_row_is_refused,
                 forget_soft_and_hard,
@@ -463,3 +592,118 @@ async fn postgres() -> (common::pg::TestDatabase, Arc<dyn MemoryStore>) {
 }
 
 store_suite!(postgres_backend, postgres());
+
+/// A migrator holding only the first migration: a database as an earlier release left it.
+async fn first_release_migrator(backend: &str) -> sqlx::migrate::Migrator {
+    let dir = tempfile::tempdir().unwrap();
+    let source = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("migrations")
+        .join(backend)
+        .join("0001_memories.sql");
+    std::fs::copy(&source, dir.path().join("0001_memories.sql")).unwrap();
+    let migrator = sqlx::migrate::Migrator::new(dir.path()).await.unwrap();
+    drop(dir);
+    migrator
+}
+
+const OLD_ROWS: [&str; 2] = ["Backups run nightly at two", "用户喜欢喝咖啡"];
+
+/// Rows stored before the full-text index existed keep their ids and get their terms filled in
+/// when the upgraded store opens; the FTS5 index is consistent afterwards.
+#[tokio::test]
+async fn sqlite_upgrade_fills_the_lexical_index_of_existing_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("old.db");
+    let ids: Vec<Uuid> = OLD_ROWS.iter().map(|_| Uuid::now_v7()).collect();
+    {
+        let options = sqlx::sqlite::SqliteConnectOptions::new()
+            .filename(&path)
+            .create_if_missing(true);
+        let pool = sqlx::SqlitePool::connect_with(options).await.unwrap();
+        first_release_migrator("sqlite")
+            .await
+            .run(&pool)
+            .await
+            .unwrap();
+        for (id, content) in ids.iter().zip(OLD_ROWS) {
+            sqlx::query(
+                "INSERT INTO memories (id, namespace, memory_type, content, importance, \
+                 created_at, updated_at, embedding_model, embedding) \
+                 VALUES (?1, 'default', 'episodic', ?2, 0.5, 0, 0, 'm', x'0000803f')",
+            )
+            .bind(id.to_string())
+            .bind(content)
+            .execute(&pool)
+            .await
+            .unwrap();
+        }
+        pool.close().await;
+    }
+    let store = SqliteStore::open(&path).await.unwrap();
+    for (id, content) in ids.iter().zip(OLD_ROWS) {
+        assert_eq!(store.get(*id).await.unwrap().unwrap().content, content);
+    }
+    assert_eq!(
+        lexical_ids(&store, &lexical("default", "backups")).await,
+        vec![ids[0]]
+    );
+    assert_eq!(
+        lexical_ids(&store, &lexical("default", "咖啡")).await,
+        vec![ids[1]]
+    );
+    // New rows, merges and deletes on top keep FTS5 consistent with its content table.
+    let fresh = memory("default", MemoryType::Episodic, "fresh backups note");
+    store.insert(&fresh).await.unwrap();
+    store
+        .forget(&ForgetSelector::Id(ids[1]), true, Utc::now())
+        .await
+        .unwrap();
+    sqlx::query("INSERT INTO memories_fts (memories_fts, rank) VALUES ('integrity-check', 1)")
+        .execute(store.pool())
+        .await
+        .expect("FTS5 index matches the rows");
+    let mut found = lexical_ids(&store, &lexical("default", "backups")).await;
+    found.sort();
+    assert_eq!(found, vec![ids[0], fresh.id]);
+}
+
+#[tokio::test]
+async fn postgres_upgrade_fills_the_lexical_index_of_existing_rows() {
+    let db = common::pg::TestDatabase::create().await;
+    let ids: Vec<Uuid> = OLD_ROWS.iter().map(|_| Uuid::now_v7()).collect();
+    {
+        let pool = sqlx::PgPool::connect(&db.url).await.unwrap();
+        first_release_migrator("postgres")
+            .await
+            .run(&pool)
+            .await
+            .unwrap();
+        for (id, content) in ids.iter().zip(OLD_ROWS) {
+            sqlx::query(
+                "INSERT INTO memories (id, namespace, memory_type, content, importance, \
+                 created_at, updated_at, embedding_model, embedding) \
+                 VALUES ($1, 'default', 'episodic', $2, 0.5, now(), now(), 'm', '{1.0}')",
+            )
+            .bind(id)
+            .bind(content)
+            .execute(&pool)
+            .await
+            .unwrap();
+        }
+        pool.close().await;
+    }
+    let store = PostgresStore::connect(&db.url, PoolSize { min: 1, max: 2 })
+        .await
+        .unwrap();
+    for (id, content) in ids.iter().zip(OLD_ROWS) {
+        assert_eq!(store.get(*id).await.unwrap().unwrap().content, content);
+    }
+    assert_eq!(
+        lexical_ids(&store, &lexical("default", "backups")).await,
+        vec![ids[0]]
+    );
+    assert_eq!(
+        lexical_ids(&store, &lexical("default", "咖啡")).await,
+        vec![ids[1]]
+    );
+}

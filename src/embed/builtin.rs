@@ -13,6 +13,7 @@ use unicode_segmentation::UnicodeSegmentation;
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
 use super::{EmbedError, Embedder, l2_normalize};
+use crate::lexical::is_cjk;
 
 pub struct BuiltinEmbedder {
     id: String,
@@ -61,16 +62,6 @@ impl Default for BuiltinEmbedder {
     fn default() -> Self {
         Self::new()
     }
-}
-
-fn is_cjk(c: char) -> bool {
-    matches!(c as u32,
-        0x3040..=0x30FF   // Hiragana, Katakana
-        | 0x3400..=0x4DBF // CJK Extension A
-        | 0x4E00..=0x9FFF // CJK Unified Ideographs
-        | 0xAC00..=0xD7AF // Hangul syllables
-        | 0xF900..=0xFAFF // CJK Compatibility Ideographs
-        | 0x20000..=0x2A6DF)
 }
 
 /// feature → (count, weight)

@@ -130,6 +130,40 @@ where
     })
 }
 
+/// A full-text search: rows of `namespace` with one of `memory_types` (all when empty) and
+/// `statuses`, matching any of `terms` (from `lexical::query_terms`).
+#[derive(Debug, Clone)]
+pub struct LexicalQuery {
+    pub namespace: String,
+    pub memory_types: Vec<MemoryType>,
+    pub statuses: Vec<Status>,
+    pub terms: Vec<String>,
+    pub limit: usize,
+}
+
+impl LexicalQuery {
+    fn type_names(&self) -> Vec<&'static str> {
+        let types: &[MemoryType] = if self.memory_types.is_empty() {
+            &MemoryType::ALL
+        } else {
+            &self.memory_types
+        };
+        types.iter().map(|t| t.as_str()).collect()
+    }
+
+    fn status_names(&self) -> Vec<&'static str> {
+        self.statuses.iter().map(|s| s.as_str()).collect()
+    }
+}
+
+/// A lexical match; `score` is higher for better matches and comparable only within one search
+/// (BM25 on SQLite, `ts_rank_cd` on PostgreSQL).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LexicalHit {
+    pub id: MemoryId,
+    pub score: f64,
+}
+
 /// A lock in the database that lasts as long as this value (a write's scope lock, a process's
 /// claim on the database for its embedded index). Released when dropped.
 pub struct StoreLock {
@@ -181,6 +215,9 @@ pub trait MemoryStore: Send + Sync + 'static {
 
     /// Rows for these ids, in no particular order; unknown ids are left out.
     async fn get_many(&self, ids: &[MemoryId]) -> Result<Vec<Memory>, StoreError>;
+
+    /// Full-text search over the rows' terms (words; character bigrams for CJK), best first.
+    async fn lexical_search(&self, query: &LexicalQuery) -> Result<Vec<LexicalHit>, StoreError>;
 
     /// Active rows holding (namespace, entity, attribute).
     async fn active_facts(

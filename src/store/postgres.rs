@@ -10,10 +10,11 @@ use sqlx::Row;
 use sqlx::postgres::{PgPool, PgPoolOptions, PgRow};
 
 use super::{
-    AccessHit, COLUMNS, COUNTS_SQL, CountRow, ForgetSelector, MemoryStore, MergeUpdate, StoreError,
-    StoreLock, count_row, parse_type_and_status,
+    AccessHit, COLUMNS, COUNTS_SQL, CountRow, ForgetSelector, LexicalHit, LexicalQuery,
+    MemoryStore, MergeUpdate, StoreError, StoreLock, count_row, parse_type_and_status,
 };
 use crate::domain::{Memory, MemoryId, MemoryType, Namespace};
+use crate::lexical;
 
 /// Connection pool bounds. A pool per daemon replica: 20 × replicas must stay under the
 /// server's `max_connections` (100 by default).
@@ -44,7 +45,37 @@ impl PostgresStore {
             .await?;
         let store = Self { pool };
         store.migrate().await?;
+        store.fill_lexical().await?;
         Ok(store)
+    }
+
+    /// Compute the lexical terms of rows stored before the full-text index existed (the
+    /// migration leaves them NULL), a batch per statement. Replicas starting together may both
+    /// fill a batch: the values are the same, and `lexical IS NULL` keeps the second a no-op.
+    async fn fill_lexical(&self) -> Result<(), StoreError> {
+        loop {
+            let rows: Vec<(MemoryId, String)> = sqlx::query_as(
+                "SELECT id, content FROM memories WHERE lexical IS NULL ORDER BY id LIMIT 1000",
+            )
+            .fetch_all(&self.pool)
+            .await?;
+            if rows.is_empty() {
+                return Ok(());
+            }
+            let (ids, documents): (Vec<MemoryId>, Vec<String>) = rows
+                .iter()
+                .map(|(id, content)| (*id, lexical::document(content)))
+                .unzip();
+            sqlx::query(
+                "UPDATE memories m SET lexical = v.lexical \
+                 FROM unnest($1::uuid[], $2::text[]) AS v(id, lexical) \
+                 WHERE m.id = v.id AND m.lexical IS NULL",
+            )
+            .bind(&ids)
+            .bind(&documents)
+            .execute(&self.pool)
+            .await?;
+        }
     }
 
     /// Apply pending migrations (what `hindsight migrate` runs; also done at connect).
@@ -126,8 +157,8 @@ async fn insert_row<'e>(
         "INSERT INTO memories (id, namespace, memory_type, content, importance, status, entity, \
          attribute, source, merged_sources, metadata, created_at, updated_at, expires_at, \
          last_accessed_at, access_count, deprecated_at, deprecated_by, embedding_model, \
-         embedding, index_pending) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, TRUE)",
+         embedding, index_pending, lexical) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, TRUE, $21)",
     )
     .bind(memory.id)
     .bind(&memory.namespace)
@@ -149,6 +180,7 @@ async fn insert_row<'e>(
     .bind(memory.deprecated_by)
     .bind(&memory.embedding_model)
     .bind(&memory.embedding)
+    .bind(lexical::document(&memory.content))
     .execute(executor)
     .await;
     match result {
@@ -244,6 +276,7 @@ impl MemoryStore for PostgresStore {
         let row = sqlx::query(sqlx::AssertSqlSafe(format!(
             "UPDATE memories SET \
                content = COALESCE($2, content), \
+               lexical = COALESCE($8, lexical), \
                embedding = COALESCE($3, embedding), \
                importance = GREATEST(importance, $4), \
                merged_sources = merged_sources || jsonb_build_array($5::jsonb), \
@@ -261,6 +294,7 @@ impl MemoryStore for PostgresStore {
         .bind(&update.merged_source)
         .bind(ms(update.at))
         .bind(update.expires_at.map(ms))
+        .bind(content.map(lexical::document))
         .fetch_optional(&self.pool)
         .await?;
         row.as_ref().map(row_to_memory).transpose()
@@ -287,6 +321,36 @@ impl MemoryStore for PostgresStore {
         .fetch_all(&self.pool)
         .await?;
         rows_to_memories(&rows)
+    }
+
+    async fn lexical_search(&self, query: &LexicalQuery) -> Result<Vec<LexicalHit>, StoreError> {
+        if query.terms.is_empty() {
+            return Ok(vec![]);
+        }
+        // Any of the terms (OR), each a quoted lexeme so no term is read as tsquery syntax.
+        let rows: Vec<(MemoryId, f32)> = sqlx::query_as(
+            "WITH q AS (SELECT to_tsquery('simple', string_agg(quote_literal(t), ' | ')) AS query \
+                        FROM unnest($1::text[]) AS t) \
+             SELECT m.id, ts_rank_cd(m.lexical_tsv, q.query) AS score \
+             FROM memories m, q \
+             WHERE m.lexical_tsv @@ q.query AND m.namespace = $2 \
+               AND m.memory_type = ANY($3) AND m.status = ANY($4) \
+             ORDER BY score DESC, m.id LIMIT $5",
+        )
+        .bind(&query.terms)
+        .bind(&query.namespace)
+        .bind(query.type_names())
+        .bind(query.status_names())
+        .bind(query.limit as i64)
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(rows
+            .into_iter()
+            .map(|(id, score)| LexicalHit {
+                id,
+                score: f64::from(score),
+            })
+            .collect())
     }
 
     async fn active_facts(

@@ -16,10 +16,11 @@ use sqlx::sqlite::{
 };
 
 use super::{
-    AccessHit, COLUMNS, COUNTS_SQL, CountRow, ForgetSelector, MemoryStore, MergeUpdate, StoreError,
-    StoreLock, corrupt, count_row, parse_type_and_status,
+    AccessHit, COLUMNS, COUNTS_SQL, CountRow, ForgetSelector, LexicalHit, LexicalQuery,
+    MemoryStore, MergeUpdate, StoreError, StoreLock, corrupt, count_row, parse_type_and_status,
 };
 use crate::domain::{Memory, MemoryId, MemoryType, Namespace};
+use crate::lexical;
 
 pub struct SqliteStore {
     pool: SqlitePool,
@@ -40,7 +41,33 @@ impl SqliteStore {
             .connect_with(options)
             .await?;
         sqlx::migrate!("./migrations/sqlite").run(&pool).await?;
-        Ok(Self { pool })
+        let store = Self { pool };
+        store.fill_lexical().await?;
+        Ok(store)
+    }
+
+    /// Compute the lexical terms of rows stored before the full-text index existed (the
+    /// migration leaves them NULL), a batch per transaction. A no-op once done.
+    async fn fill_lexical(&self) -> Result<(), StoreError> {
+        loop {
+            let rows: Vec<(i64, String)> = sqlx::query_as(
+                "SELECT seq, content FROM memories WHERE lexical IS NULL ORDER BY seq LIMIT 1000",
+            )
+            .fetch_all(&self.pool)
+            .await?;
+            if rows.is_empty() {
+                return Ok(());
+            }
+            let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+            for (seq, content) in &rows {
+                sqlx::query("UPDATE memories SET lexical = ?2 WHERE seq = ?1 AND lexical IS NULL")
+                    .bind(seq)
+                    .bind(lexical::document(content))
+                    .execute(&mut *tx)
+                    .await?;
+            }
+            tx.commit().await?;
+        }
     }
 
     /// For tests and tools: open from a URL such as `sqlite://path/to.db`.
@@ -168,8 +195,8 @@ async fn insert_row<'e>(
         "INSERT INTO memories (id, namespace, memory_type, content, importance, status, entity, \
          attribute, source, merged_sources, metadata, created_at, updated_at, expires_at, \
          last_accessed_at, access_count, deprecated_at, deprecated_by, embedding_model, \
-         embedding, index_pending) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, 1)",
+         embedding, index_pending, lexical) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, 1, ?21)",
     )
     .bind(memory.id.to_string())
     .bind(&memory.namespace)
@@ -191,6 +218,7 @@ async fn insert_row<'e>(
     .bind(memory.deprecated_by.map(|id| id.to_string()))
     .bind(&memory.embedding_model)
     .bind(embedding_to_bytes(&memory.embedding))
+    .bind(lexical::document(&memory.content))
     .execute(executor)
     .await;
     match result {
@@ -262,6 +290,7 @@ impl MemoryStore for SqliteStore {
         let changed = sqlx::query(
             "UPDATE memories SET \
                content = COALESCE(?2, content), \
+               lexical = COALESCE(?8, lexical), \
                embedding = COALESCE(?3, embedding), \
                importance = MAX(importance, ?4), \
                merged_sources = json_insert(merged_sources, '$[#]', json(?5)), \
@@ -278,6 +307,7 @@ impl MemoryStore for SqliteStore {
         .bind(update.merged_source.to_string())
         .bind(ms(update.at))
         .bind(update.expires_at.map(ms))
+        .bind(content.map(lexical::document))
         .execute(&mut *tx)
         .await?
         .rows_affected();
@@ -315,6 +345,42 @@ impl MemoryStore for SqliteStore {
         .fetch_all(&self.pool)
         .await?;
         rows_to_memories(&rows)
+    }
+
+    async fn lexical_search(&self, query: &LexicalQuery) -> Result<Vec<LexicalHit>, StoreError> {
+        if query.terms.is_empty() {
+            return Ok(vec![]);
+        }
+        // Every term quoted (an FTS5 string), any of them may match; bm25() is lower-is-better.
+        let expression = query
+            .terms
+            .iter()
+            .map(|t| format!("\"{}\"", t.replace('"', "\"\"")))
+            .collect::<Vec<_>>()
+            .join(" OR ");
+        let rows: Vec<(String, f64)> = sqlx::query_as(
+            "SELECT m.id, -bm25(memories_fts) AS score \
+             FROM memories_fts JOIN memories m ON m.seq = memories_fts.rowid \
+             WHERE memories_fts MATCH ?1 AND m.namespace = ?2 \
+               AND m.memory_type IN (SELECT value FROM json_each(?3)) \
+               AND m.status IN (SELECT value FROM json_each(?4)) \
+             ORDER BY bm25(memories_fts) LIMIT ?5",
+        )
+        .bind(expression)
+        .bind(&query.namespace)
+        .bind(serde_json::to_string(&query.type_names()).unwrap_or_default())
+        .bind(serde_json::to_string(&query.status_names()).unwrap_or_default())
+        .bind(query.limit as i64)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.into_iter()
+            .map(|(id, score)| {
+                Ok(LexicalHit {
+                    id: MemoryId::parse_str(&id).map_err(|e| corrupt(&id, e.to_string()))?,
+                    score,
+                })
+            })
+            .collect()
     }
 
     async fn active_facts(

@@ -1,0 +1,99 @@
+//! Terms for the lexical (full-text) index, computed here so SQLite (FTS5) and PostgreSQL
+//! (tsvector) index exactly the same terms: lower-cased words, and for Chinese, Japanese and
+//! Korean — written without spaces — overlapping character bigrams (a lone character stays a
+//! unigram), the usual CJK analysis when no dictionary segmenter is at hand.
+
+use unicode_segmentation::UnicodeSegmentation;
+
+/// Characters of scripts written without spaces between words.
+pub fn is_cjk(c: char) -> bool {
+    matches!(c as u32,
+        0x3040..=0x30FF   // Hiragana, Katakana
+        | 0x3400..=0x4DBF // CJK Extension A
+        | 0x4E00..=0x9FFF // CJK Unified Ideographs
+        | 0xAC00..=0xD7AF // Hangul syllables
+        | 0xF900..=0xFAFF // CJK Compatibility Ideographs
+        | 0x20000..=0x2A6DF)
+}
+
+/// The text's terms, in order, with repeats (term frequency matters to ranking).
+pub fn terms(text: &str) -> Vec<String> {
+    let lower = text.to_lowercase();
+    let mut out = Vec::new();
+    let mut run: Vec<char> = Vec::new();
+    let flush = |run: &mut Vec<char>, out: &mut Vec<String>| {
+        match run.len() {
+            0 => {}
+            1 => out.push(run[0].to_string()),
+            _ => out.extend(run.windows(2).map(|pair| pair.iter().collect())),
+        }
+        run.clear();
+    };
+    // Word segmentation splits CJK text per character; adjacent ones form one run, while a
+    // space or punctuation between them ends it.
+    let mut run_end = 0;
+    for (start, word) in lower.unicode_word_indices() {
+        if word.chars().all(is_cjk) {
+            if start != run_end {
+                flush(&mut run, &mut out);
+            }
+            run.extend(word.chars());
+            run_end = start + word.len();
+            continue;
+        }
+        flush(&mut run, &mut out);
+        // Keep letters and digits only: both engines' tokenizers split on the rest anyway.
+        let cleaned: String = word.chars().filter(|c| c.is_alphanumeric()).collect();
+        if !cleaned.is_empty() {
+            out.push(cleaned);
+        }
+    }
+    flush(&mut run, &mut out);
+    out
+}
+
+/// What the store indexes: the terms, space-separated.
+pub fn document(text: &str) -> String {
+    terms(text).join(" ")
+}
+
+/// A search's terms: each distinct term once.
+pub fn query_terms(text: &str) -> Vec<String> {
+    let mut seen = std::collections::HashSet::new();
+    terms(text)
+        .into_iter()
+        .filter(|t| seen.insert(t.clone()))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn english_words_are_lower_cased_without_punctuation() {
+        assert_eq!(
+            terms("The user's Report, with DATA-sources!"),
+            ["the", "users", "report", "with", "data", "sources"]
+        );
+    }
+
+    #[test]
+    fn chinese_runs_become_overlapping_bigrams() {
+        assert_eq!(
+            terms("用户喜欢咖啡"),
+            ["用户", "户喜", "喜欢", "欢咖", "咖啡"]
+        );
+        assert_eq!(terms("我 和 Rust"), ["我", "和", "rust"]);
+        assert_eq!(
+            terms("部署在周一 deploy"),
+            ["部署", "署在", "在周", "周一", "deploy"]
+        );
+    }
+
+    #[test]
+    fn query_terms_are_distinct() {
+        assert_eq!(query_terms("tea tea 茶"), ["tea", "茶"]);
+        assert!(query_terms("  ?! ").is_empty());
+    }
+}
