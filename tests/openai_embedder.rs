@@ -217,6 +217,11 @@ async fn the_daemon_switches_embedders_only_through_reindex() {
     );
     let report: Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(report["reindexed"], 1);
+    let progress = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        progress.contains("re-embedding 1/1") && progress.contains("indexing 1/1"),
+        "progress of both phases: {progress}"
+    );
     assert_eq!(report["embedder"], "openai:scripted-embed/64");
 
     let daemon = Daemon::start(dir.path(), &openai_env).await;

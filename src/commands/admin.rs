@@ -38,18 +38,28 @@ pub async fn reindex(settings: Settings) -> anyhow::Result<()> {
     let mut service = startup::build_service(&settings).await?;
     let tty = std::io::stderr().is_terminal();
     let started = std::time::Instant::now();
-    let mut last_report = std::time::Instant::now();
+    let mut last_report: Option<(&str, std::time::Instant)> = None;
+    // A terminal gets one line per phase, rewritten in place; a log gets a line every 5 s and
+    // at the end of each phase.
     let done = service
         .reindex(|p| {
+            let phase_changed = last_report.is_none_or(|(phase, _)| phase != p.phase);
             if tty {
-                eprint!("\rre-embedding {}/{}", p.done, p.total);
-            } else if last_report.elapsed().as_secs() >= 5 || p.done == p.total {
-                eprintln!("re-embedding {}/{}", p.done, p.total);
-                last_report = std::time::Instant::now();
+                if phase_changed && last_report.is_some() {
+                    eprintln!();
+                }
+                eprint!("\r{} {}/{}", p.phase, p.done, p.total);
+                last_report = Some((p.phase, std::time::Instant::now()));
+            } else if phase_changed
+                || p.done == p.total
+                || last_report.is_some_and(|(_, at)| at.elapsed().as_secs() >= 5)
+            {
+                eprintln!("{} {}/{}", p.phase, p.done, p.total);
+                last_report = Some((p.phase, std::time::Instant::now()));
             }
         })
         .await?;
-    if tty {
+    if tty && last_report.is_some() {
         eprintln!();
     }
     drop(lock);

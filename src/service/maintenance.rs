@@ -15,6 +15,8 @@ const BATCH: i64 = 500;
 /// Progress callback payload for long rebuilds.
 #[derive(Debug, Clone, Copy)]
 pub struct ReindexProgress {
+    /// `re-embedding` or `indexing`.
+    pub phase: &'static str,
     pub done: usize,
     pub total: usize,
 }
@@ -146,7 +148,11 @@ impl MemoryService {
                 .upsert(rows.iter().map(super::index_point).collect())
                 .await?;
             done += rows.len();
-            progress(ReindexProgress { done, total });
+            progress(ReindexProgress {
+                phase: "indexing",
+                done,
+                total,
+            });
         }
         self.index.flush().await?;
         Ok(done)
@@ -172,11 +178,15 @@ impl MemoryService {
                 self.store.set_embedding(row.id, &model, vector).await?;
             }
             done += rows.len();
-            progress(ReindexProgress { done, total });
+            progress(ReindexProgress {
+                phase: "re-embedding",
+                done,
+                total,
+            });
         }
         self.store.meta_set(EMBEDDER_META_KEY, &model).await?;
         self.mismatch = None;
-        self.rebuild_index(|_| {}).await?;
+        self.rebuild_index(progress).await?;
         Ok(done)
     }
 }
