@@ -382,3 +382,51 @@ async fn replicas_share_one_database_and_one_qdrant_index() {
         let _ = client.delete_collection(&collection).await;
     }
 }
+
+/// A starting replica never drops a shared index: it refills one that is empty (a lost
+/// collection), once, and leaves a partly filled one alone (other replicas' writes may be in
+/// flight) — where an embedded index would be rebuilt.
+#[tokio::test]
+async fn a_starting_replica_refills_an_empty_shared_index_and_never_drops_one() {
+    let db = TestDatabase::create().await;
+    let dir = tempfile::tempdir().unwrap();
+    let index: Arc<dyn VectorIndex> = Arc::new(AsShared(
+        common::open_index(dir.path(), BuiltinEmbedder::new().dimension()).await,
+    ));
+    let first = service_sharing(&db, index.clone()).await;
+    let mut ids = Vec::new();
+    for text in [
+        "Alpha memory about tea",
+        "Beta memory about rust",
+        "Gamma memory about sails",
+    ] {
+        let written = first
+            .write(&WriteRequest {
+                content: text.into(),
+                ..WriteRequest::default()
+            })
+            .await
+            .unwrap();
+        ids.push(written.memory_id.unwrap());
+    }
+    first.flush().await.unwrap();
+    assert_eq!(index.count().await.unwrap(), 3);
+
+    // The collection is lost: the next replica to start fills it again.
+    index.reset(index.dimension()).await.unwrap();
+    let second = service_sharing(&db, index.clone()).await;
+    assert_eq!(index.count().await.unwrap(), 3);
+    let found = second
+        .search(&hindsight::service::SearchRequest {
+            query: "sails".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(found.memories[0].id, ids[2]);
+
+    // Fewer points than rows but not empty: left as it is, nothing dropped.
+    index.delete(vec![ids[0]]).await.unwrap();
+    let _third = service_sharing(&db, index.clone()).await;
+    assert_eq!(index.count().await.unwrap(), 2);
+}

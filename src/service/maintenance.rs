@@ -106,18 +106,50 @@ impl MemoryService {
         let expected = self.indexable_count().await?;
         let actual = self.index.count().await?;
         if actual < expected {
+            repaired += self.restore_missing_points(expected, actual).await?;
+        }
+        if repaired > 0 {
+            tracing::info!(repaired, "index repaired from the store");
+        }
+        Ok(repaired)
+    }
+
+    /// The index holds fewer points than the rows say. An embedded index lost files: rebuild it.
+    /// A shared (server) index is also written by other replicas, whose in-flight writes look
+    /// the same for a moment, so it is only refilled when empty (a lost collection) — by one
+    /// replica at a time, without dropping anything — and otherwise reported.
+    async fn restore_missing_points(
+        &self,
+        expected: usize,
+        actual: usize,
+    ) -> Result<usize, ServiceError> {
+        if !self.index.is_shared() {
             tracing::warn!(
                 expected,
                 actual,
                 "index is missing points; rebuilding from the store"
             );
             self.rebuild_index(|_| {}).await?;
-            repaired += expected - actual;
+            return Ok(expected - actual);
         }
-        if repaired > 0 {
-            tracing::info!(repaired, "index repaired from the store");
+        if actual > 0 {
+            tracing::warn!(
+                expected,
+                actual,
+                "shared index holds fewer points than the rows (other replicas' writes in flight, \
+                 or lost points); run `hindsight reindex` if this persists"
+            );
+            return Ok(0);
         }
-        Ok(repaired)
+        let _refill = self.store.lock("index-refill").await?;
+        if self.index.count().await? > 0 {
+            return Ok(0); // another replica refilled it while we waited
+        }
+        tracing::warn!(
+            expected,
+            "shared index is empty; refilling it from the store"
+        );
+        self.fill_index(|_| {}).await
     }
 
     async fn indexable_count(&self) -> Result<usize, ServiceError> {
@@ -134,10 +166,18 @@ impl MemoryService {
     /// Drop the index and load it again from the stored vectors (no re-embedding).
     pub async fn rebuild_index(
         &self,
+        progress: impl FnMut(ReindexProgress),
+    ) -> Result<usize, ServiceError> {
+        self.index.reset(self.embedder.dimension()).await?;
+        self.fill_index(progress).await
+    }
+
+    /// Upsert every indexable row's stored vector, page by page (idempotent).
+    async fn fill_index(
+        &self,
         mut progress: impl FnMut(ReindexProgress),
     ) -> Result<usize, ServiceError> {
         let total = self.indexable_count().await?;
-        self.index.reset(self.embedder.dimension()).await?;
         let mut done = 0;
         let mut after = None;
         loop {

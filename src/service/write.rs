@@ -36,7 +36,11 @@ impl MemoryService {
         let _scope = if self.index.is_shared() {
             Some(
                 self.store
-                    .lock_scope(&valid.namespace, valid.memory_type)
+                    .lock(&format!(
+                        "dedup\u{1f}{}\u{1f}{}",
+                        valid.namespace.as_str(),
+                        valid.memory_type.as_str()
+                    ))
                     .await?,
             )
         } else {

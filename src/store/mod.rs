@@ -186,14 +186,10 @@ impl StoreLock {
 
 #[async_trait]
 pub trait MemoryStore: Send + Sync + 'static {
-    /// Serialise writers of one (namespace, memory_type) across processes, so two replicas
-    /// cannot both find no near-duplicate and both store. Take it before the dedup probe; keep it
-    /// until the new row is in the index.
-    async fn lock_scope(
-        &self,
-        namespace: &Namespace,
-        memory_type: MemoryType,
-    ) -> Result<StoreLock, StoreError>;
+    /// Wait for, then hold, the database-wide lock named `key` until the returned value drops:
+    /// how processes sharing one database serialise work (a write's dedup scope, an index
+    /// refill). A single-process store (SQLite) returns at once.
+    async fn lock(&self, key: &str) -> Result<StoreLock, StoreError>;
 
     /// Claim the database for this process's own (embedded) index: a second process doing the
     /// same would fail with `DatabaseClaimed`, since neither index would learn of the other's

@@ -13,7 +13,7 @@ use super::{
     AccessHit, COLUMNS, COUNTS_SQL, CountRow, ForgetSelector, LexicalHit, LexicalQuery,
     MemoryStore, MergeUpdate, StoreError, StoreLock, count_row, parse_type_and_status,
 };
-use crate::domain::{Memory, MemoryId, MemoryType, Namespace};
+use crate::domain::{Memory, MemoryId, Namespace};
 use crate::lexical;
 
 /// Connection pool bounds. A pool per daemon replica: 20 × replicas must stay under the
@@ -199,20 +199,12 @@ async fn insert_row<'e>(
 
 #[async_trait]
 impl MemoryStore for PostgresStore {
-    async fn lock_scope(
-        &self,
-        namespace: &Namespace,
-        memory_type: MemoryType,
-    ) -> Result<StoreLock, StoreError> {
+    async fn lock(&self, key: &str) -> Result<StoreLock, StoreError> {
         // A transaction-scoped advisory lock in a transaction of its own: dropping the guard
-        // rolls that transaction back, which releases the lock even if the write failed midway.
+        // rolls that transaction back, which releases the lock even if the work failed midway.
         let mut tx = self.pool.begin().await?;
         sqlx::query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))")
-            .bind(format!(
-                "scope\u{1f}{}\u{1f}{}",
-                namespace.as_str(),
-                memory_type.as_str()
-            ))
+            .bind(format!("lock\u{1f}{key}"))
             .execute(&mut *tx)
             .await?;
         Ok(StoreLock::holding(tx))

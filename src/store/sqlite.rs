@@ -19,7 +19,7 @@ use super::{
     AccessHit, COLUMNS, COUNTS_SQL, CountRow, ForgetSelector, LexicalHit, LexicalQuery,
     MemoryStore, MergeUpdate, StoreError, StoreLock, corrupt, count_row, parse_type_and_status,
 };
-use crate::domain::{Memory, MemoryId, MemoryType, Namespace};
+use crate::domain::{Memory, MemoryId, Namespace};
 use crate::lexical;
 
 pub struct SqliteStore {
@@ -237,11 +237,8 @@ async fn insert_row<'e>(
 
 #[async_trait]
 impl MemoryStore for SqliteStore {
-    async fn lock_scope(
-        &self,
-        _namespace: &Namespace,
-        _memory_type: MemoryType,
-    ) -> Result<StoreLock, StoreError> {
+    /// The data-dir lock keeps other processes away; the service serialises its own writers.
+    async fn lock(&self, _key: &str) -> Result<StoreLock, StoreError> {
         Ok(StoreLock::process_local())
     }
 
