@@ -70,6 +70,59 @@ pub struct SearchBenchReport {
     pub search_max_ms: f64,
     pub rss_mb: f64,
     pub peak_rss_mb: f64,
+    /// The index's top 10 against exact cosine over every vector of the namespace, averaged
+    /// over `RECALL_QUERIES` queries: what the ANN graph and quantization cost in accuracy.
+    pub recall_at_10: f64,
+}
+
+const RECALL_QUERIES: usize = 50;
+
+/// Recall@10 of the index (active points of one namespace, any type) against brute force.
+/// Vectors are regenerated from the texts, so the run holds no second copy of them.
+async fn index_recall_at_10(
+    index: &EdgeIndex,
+    embedder: &RandomEmbedder,
+    ids: &[crate::domain::MemoryId],
+    namespaces: &[&str],
+    n: usize,
+) -> Result<f64, BenchError> {
+    use crate::domain::Status;
+    use crate::index::{IndexQuery, VectorIndex};
+    if ids.len() != n {
+        return Err("recall needs every write stored (a near-duplicate was merged)".into());
+    }
+    let mut found = 0;
+    let mut wanted = 0;
+    for q in 0..RECALL_QUERIES {
+        let namespace = q % namespaces.len();
+        let query = embedder.vector(&format!("recall query {q}"));
+        let mut exact: Vec<(f32, crate::domain::MemoryId)> = (namespace..n)
+            .step_by(namespaces.len())
+            .map(|i| {
+                let v = embedder.vector(&format!("synthetic memory number {i}"));
+                (crate::embed::cosine(&query, &v), ids[i])
+            })
+            .collect();
+        exact.sort_by(|a, b| b.0.total_cmp(&a.0));
+        exact.truncate(10);
+        let hits = index
+            .search(IndexQuery {
+                vector: query,
+                namespace: namespaces[namespace].to_owned(),
+                memory_types: vec![],
+                statuses: vec![Status::Active],
+                created_from: None,
+                created_to: None,
+                limit: 10,
+            })
+            .await?;
+        wanted += exact.len();
+        found += exact
+            .iter()
+            .filter(|(_, id)| hits.iter().any(|h| h.id == *id))
+            .count();
+    }
+    Ok(found as f64 / wanted.max(1) as f64)
 }
 
 fn percentile(sorted: &[f64], p: f64) -> f64 {
@@ -194,12 +247,14 @@ async fn run(
     let index =
         Arc::new(EdgeIndex::open(&dir.join("index"), dimension, HnswParams::default()).await?);
     let embedder = Arc::new(RandomEmbedder::new(dimension));
-    let service = MemoryService::start(store, index.clone(), embedder, Rules::default()).await?;
+    let service =
+        MemoryService::start(store, index.clone(), embedder.clone(), Rules::default()).await?;
 
     let namespaces = ["alpha", "beta", "gamma", "delta"];
     let types = ["episodic", "semantic", "working"];
     let started = Instant::now();
     let mut merged = 0;
+    let mut ids = Vec::with_capacity(n);
     for i in 0..n {
         let result = service
             .write(&WriteRequest {
@@ -213,6 +268,7 @@ async fn run(
         if result.status == WriteStatus::Merged {
             merged += 1;
         }
+        ids.extend(result.memory_id);
     }
     let load_seconds = started.elapsed().as_secs_f64();
     service.flush().await?;
@@ -238,6 +294,7 @@ async fn run(
     }
     latencies.sort_by(f64::total_cmp);
     let (rss, peak) = rss_mb();
+    let recall = index_recall_at_10(&index, &embedder, &ids, &namespaces, n).await?;
     Ok(SearchBenchReport {
         n,
         dimension,
@@ -255,5 +312,6 @@ async fn run(
         search_max_ms: latencies.last().copied().unwrap_or(0.0),
         rss_mb: rss,
         peak_rss_mb: peak,
+        recall_at_10: recall,
     })
 }
