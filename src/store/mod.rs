@@ -27,9 +27,9 @@ pub enum StoreError {
         attribute: String,
     },
     #[error(
-        "another hindsight process with an embedded vector index already writes to this database; \
-         its index would never see this process's writes (nor this one's its). Run one process, or \
-         give every replica the shared Qdrant server index (`qdrant_url`)"
+        "another hindsight process with an embedded vector index already writes to this database, \
+         and neither embedded index would see the other process's writes. Run one process, or give \
+         every replica the shared Qdrant server index (`qdrant_url`)"
     )]
     DatabaseClaimed,
     #[error("corrupt row {id}: {reason}")]
