@@ -36,6 +36,19 @@ pub enum StoreError {
     Corrupt { id: String, reason: String },
 }
 
+/// An INSERT's error: the partial unique index refusing a second active fact becomes
+/// `FactConflict` naming the key; anything else stays a database error.
+fn insert_error(err: sqlx::Error, memory: &Memory) -> StoreError {
+    match &err {
+        sqlx::Error::Database(db) if db.is_unique_violation() => StoreError::FactConflict {
+            namespace: memory.namespace.clone(),
+            entity: memory.entity.clone().unwrap_or_default(),
+            attribute: memory.attribute.clone().unwrap_or_default(),
+        },
+        _ => StoreError::Database(err),
+    }
+}
+
 /// Which rows a forget applies to.
 #[derive(Debug, Clone)]
 pub enum ForgetSelector {

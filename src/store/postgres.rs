@@ -11,7 +11,8 @@ use sqlx::postgres::{PgPool, PgPoolOptions, PgRow};
 
 use super::{
     AccessHit, COLUMNS, COUNTS_SQL, CountRow, ForgetSelector, LexicalHit, LexicalQuery,
-    MemoryStore, MergeUpdate, StoreError, StoreLock, count_row, parse_type_and_status,
+    MemoryStore, MergeUpdate, StoreError, StoreLock, count_row, insert_error,
+    parse_type_and_status,
 };
 use crate::domain::{Memory, MemoryId, Namespace};
 use crate::lexical;
@@ -144,16 +145,12 @@ fn fact_lock_key(namespace: &str, entity: &str, attribute: &str) -> String {
     format!("{namespace}\u{1f}{entity}\u{1f}{attribute}")
 }
 
-fn is_unique_violation(err: &sqlx::Error) -> bool {
-    matches!(err, sqlx::Error::Database(db) if db.is_unique_violation())
-}
-
 /// The INSERT of a new row (active, index pending), on a pool or inside a transaction.
 async fn insert_row<'e>(
     executor: impl sqlx::Executor<'e, Database = sqlx::Postgres>,
     memory: &Memory,
 ) -> Result<(), StoreError> {
-    let result = sqlx::query(
+    sqlx::query(
         "INSERT INTO memories (id, namespace, memory_type, content, importance, status, entity, \
          attribute, source, merged_sources, metadata, created_at, updated_at, expires_at, \
          last_accessed_at, access_count, deprecated_at, deprecated_by, embedding_model, \
@@ -182,19 +179,9 @@ async fn insert_row<'e>(
     .bind(&memory.embedding)
     .bind(lexical::document(&memory.content))
     .execute(executor)
-    .await;
-    match result {
-        Ok(_) => {}
-        Err(e) if is_unique_violation(&e) => {
-            return Err(StoreError::FactConflict {
-                namespace: memory.namespace.clone(),
-                entity: memory.entity.clone().unwrap_or_default(),
-                attribute: memory.attribute.clone().unwrap_or_default(),
-            });
-        }
-        Err(e) => return Err(e.into()),
-    }
-    Ok(())
+    .await
+    .map(drop)
+    .map_err(|e| insert_error(e, memory))
 }
 
 #[async_trait]

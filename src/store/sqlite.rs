@@ -17,7 +17,8 @@ use sqlx::sqlite::{
 
 use super::{
     AccessHit, COLUMNS, COUNTS_SQL, CountRow, ForgetSelector, LexicalHit, LexicalQuery,
-    MemoryStore, MergeUpdate, StoreError, StoreLock, corrupt, count_row, parse_type_and_status,
+    MemoryStore, MergeUpdate, StoreError, StoreLock, corrupt, count_row, insert_error,
+    parse_type_and_status,
 };
 use crate::domain::{Memory, MemoryId, Namespace};
 use crate::lexical;
@@ -182,16 +183,12 @@ fn rows_to_memories(rows: &[SqliteRow]) -> Result<Vec<Memory>, StoreError> {
     rows.iter().map(row_to_memory).collect()
 }
 
-fn is_unique_violation(err: &sqlx::Error) -> bool {
-    matches!(err, sqlx::Error::Database(db) if db.is_unique_violation())
-}
-
 /// The INSERT of a new row (active, index pending), on a pool or inside a transaction.
 async fn insert_row<'e>(
     executor: impl sqlx::Executor<'e, Database = sqlx::Sqlite>,
     memory: &Memory,
 ) -> Result<(), StoreError> {
-    let result = sqlx::query(
+    sqlx::query(
         "INSERT INTO memories (id, namespace, memory_type, content, importance, status, entity, \
          attribute, source, merged_sources, metadata, created_at, updated_at, expires_at, \
          last_accessed_at, access_count, deprecated_at, deprecated_by, embedding_model, \
@@ -220,19 +217,9 @@ async fn insert_row<'e>(
     .bind(embedding_to_bytes(&memory.embedding))
     .bind(lexical::document(&memory.content))
     .execute(executor)
-    .await;
-    match result {
-        Ok(_) => {}
-        Err(e) if is_unique_violation(&e) => {
-            return Err(StoreError::FactConflict {
-                namespace: memory.namespace.clone(),
-                entity: memory.entity.clone().unwrap_or_default(),
-                attribute: memory.attribute.clone().unwrap_or_default(),
-            });
-        }
-        Err(e) => return Err(e.into()),
-    }
-    Ok(())
+    .await
+    .map(drop)
+    .map_err(|e| insert_error(e, memory))
 }
 
 #[async_trait]
