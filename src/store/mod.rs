@@ -2,6 +2,9 @@
 //! (SQLite embedded, PostgreSQL for scale-out); the shared behaviour is pinned by the backend-agnostic suite in
 //! `tests/store_suite.rs`.
 
+mod ledger;
+mod ledger_postgres;
+mod ledger_sqlite;
 mod postgres;
 mod sqlite;
 
@@ -11,6 +14,7 @@ use serde_json::Value;
 
 use crate::domain::{Memory, MemoryId, MemoryType, Namespace, Status};
 
+pub use ledger::{RunLedger, RunRecord, RunStatus};
 pub use postgres::{PoolSize, PostgresStore};
 pub use sqlite::SqliteStore;
 

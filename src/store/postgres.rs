@@ -94,7 +94,7 @@ impl PostgresStore {
 
 /// Timestamps are kept at millisecond precision, as in SQLite: `mark_indexed` compares the
 /// `updated_at` a caller saw with the stored one, so both must round the same way.
-fn ms(at: DateTime<Utc>) -> DateTime<Utc> {
+pub(super) fn ms(at: DateTime<Utc>) -> DateTime<Utc> {
     Utc.timestamp_millis_opt(at.timestamp_millis())
         .single()
         .unwrap_or(at)

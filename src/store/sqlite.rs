@@ -104,11 +104,11 @@ impl SqliteStore {
     }
 }
 
-fn ms(at: DateTime<Utc>) -> i64 {
+pub(super) fn ms(at: DateTime<Utc>) -> i64 {
     at.timestamp_millis()
 }
 
-fn from_ms(value: i64) -> DateTime<Utc> {
+pub(super) fn from_ms(value: i64) -> DateTime<Utc> {
     Utc.timestamp_millis_opt(value)
         .single()
         .unwrap_or(DateTime::<Utc>::MIN_UTC)

@@ -1,0 +1,107 @@
+//! `RunLedger` on PostgreSQL: `timestamptz` at millisecond precision, stats as `jsonb`.
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+use sqlx::Row;
+use sqlx::postgres::PgRow;
+
+use super::ledger::{RunLedger, RunRecord, RunStatus};
+use super::postgres::ms;
+use super::{PostgresStore, StoreError, corrupt};
+
+fn row_to_run(row: &PgRow) -> Result<RunRecord, StoreError> {
+    let id: i64 = row.try_get("id")?;
+    let status: String = row.try_get("status")?;
+    Ok(RunRecord {
+        id,
+        job: row.try_get("job")?,
+        scheduled_for: row.try_get("scheduled_for")?,
+        node: row.try_get("node")?,
+        status: RunStatus::parse(&status)
+            .ok_or_else(|| corrupt(&format!("job_runs/{id}"), format!("status {status:?}")))?,
+        started_at: row.try_get("started_at")?,
+        finished_at: row.try_get("finished_at")?,
+        stats: row.try_get("stats")?,
+        error: row.try_get("error")?,
+    })
+}
+
+#[async_trait]
+impl RunLedger for PostgresStore {
+    async fn claim(
+        &self,
+        job: &str,
+        scheduled_for: DateTime<Utc>,
+        node: &str,
+        at: DateTime<Utc>,
+    ) -> Result<Option<i64>, StoreError> {
+        Ok(sqlx::query_scalar(
+            "INSERT INTO job_runs (job, scheduled_for, node, status, started_at) \
+             VALUES ($1, $2, $3, 'running', $4) \
+             ON CONFLICT (job, scheduled_for) DO NOTHING RETURNING id",
+        )
+        .bind(job)
+        .bind(ms(scheduled_for))
+        .bind(node)
+        .bind(ms(at))
+        .fetch_optional(self.pool())
+        .await?)
+    }
+
+    async fn finish(
+        &self,
+        run: i64,
+        status: RunStatus,
+        stats: &Value,
+        error: Option<&str>,
+        at: DateTime<Utc>,
+    ) -> Result<(), StoreError> {
+        sqlx::query(
+            "UPDATE job_runs SET status = $2, stats = $3, error = $4, finished_at = $5 \
+             WHERE id = $1",
+        )
+        .bind(run)
+        .bind(status.as_str())
+        .bind(stats)
+        .bind(error)
+        .bind(ms(at))
+        .execute(self.pool())
+        .await?;
+        Ok(())
+    }
+
+    async fn interrupt_stale(&self, node: &str, at: DateTime<Utc>) -> Result<u64, StoreError> {
+        Ok(sqlx::query(
+            "UPDATE job_runs SET status = 'interrupted', finished_at = $2 \
+             WHERE node = $1 AND status = 'running'",
+        )
+        .bind(node)
+        .bind(ms(at))
+        .execute(self.pool())
+        .await?
+        .rows_affected())
+    }
+
+    async fn last_success(&self, job: &str) -> Result<Option<DateTime<Utc>>, StoreError> {
+        Ok(sqlx::query_scalar(
+            "SELECT max(finished_at) FROM job_runs WHERE job = $1 AND status = 'ok'",
+        )
+        .bind(job)
+        .fetch_one(self.pool())
+        .await?)
+    }
+
+    async fn history(&self, job: Option<&str>, limit: i64) -> Result<Vec<RunRecord>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT id, job, scheduled_for, node, status, started_at, finished_at, stats, error \
+             FROM job_runs WHERE $1::text IS NULL OR job = $1 \
+             ORDER BY started_at DESC, id DESC LIMIT $2",
+        )
+        .bind(job)
+        .bind(limit)
+        .fetch_all(self.pool())
+        .await?;
+        rows.iter().map(row_to_run).collect()
+    }
+}
