@@ -338,3 +338,109 @@ impl VectorIndex for QdrantIndex {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! The request shapes that can be checked without a server (the server round trips are in
+    //! `tests/index_suite.rs`, run when `QDRANT_URL` is set).
+    use qdrant_client::qdrant::condition::ConditionOneOf;
+    use qdrant_client::qdrant::r#match::MatchValue;
+
+    use super::*;
+    use crate::domain::Status;
+
+    /// (key, keywords or None, range as (gte, lte) or None) per condition.
+    type Shape = (
+        String,
+        Option<Vec<String>>,
+        Option<(Option<f64>, Option<f64>)>,
+    );
+
+    fn shape(filter: &Filter) -> Vec<Shape> {
+        filter
+            .must
+            .iter()
+            .map(|c| match &c.condition_one_of {
+                Some(ConditionOneOf::Field(field)) => {
+                    let keywords = field.r#match.as_ref().map(|m| match &m.match_value {
+                        Some(MatchValue::Keywords(list)) => list.strings.clone(),
+                        other => panic!("{}: expected a keyword list, got {other:?}", field.key),
+                    });
+                    let range = field.range.as_ref().map(|r| (r.gte, r.lte));
+                    (field.key.clone(), keywords, range)
+                }
+                other => panic!("unexpected condition {other:?}"),
+            })
+            .collect()
+    }
+
+    fn query() -> IndexQuery {
+        IndexQuery {
+            vector: vec![1.0],
+            namespace: "team a".into(),
+            memory_types: vec![],
+            statuses: vec![Status::Active, Status::Deprecated],
+            created_from: None,
+            created_to: None,
+            limit: 5,
+        }
+    }
+
+    #[test]
+    fn every_condition_is_an_exact_keyword_list_never_full_text() {
+        let keywords = |v: &[&str]| Some(v.iter().map(|s| s.to_string()).collect());
+        assert_eq!(
+            shape(&filter(&query())),
+            vec![
+                (NAMESPACE.into(), keywords(&["team a"]), None),
+                (
+                    MEMORY_TYPE.into(),
+                    keywords(&["working", "episodic", "semantic"]),
+                    None
+                ),
+                (STATUS.into(), keywords(&["active", "deprecated"]), None),
+            ]
+        );
+    }
+
+    #[test]
+    fn types_and_time_range_narrow_the_filter() {
+        let mut q = query();
+        q.memory_types = vec![MemoryType::Semantic];
+        q.created_from = Some(100);
+        let conditions = shape(&filter(&q));
+        assert_eq!(conditions[1].1, Some(vec!["semantic".to_string()]));
+        assert_eq!(
+            conditions[3],
+            (CREATED_AT.into(), None, Some((Some(100.0), None)))
+        );
+    }
+
+    #[test]
+    fn points_carry_the_payload_the_filter_reads() {
+        let point = IndexPoint {
+            id: MemoryId::now_v7(),
+            vector: vec![1.0],
+            namespace: "ns".into(),
+            memory_type: MemoryType::Episodic,
+            status: Status::Active,
+            created_at: 42,
+        };
+        let fields: std::collections::HashMap<String, qdrant_client::qdrant::Value> =
+            payload(&point).into();
+        let mut shown: Vec<String> = fields
+            .iter()
+            .map(|(k, v)| format!("{k}={:?}", v.kind))
+            .collect();
+        shown.sort();
+        assert_eq!(
+            shown,
+            [
+                "created_at=Some(IntegerValue(42))",
+                "memory_type=Some(StringValue(\"episodic\"))",
+                "namespace=Some(StringValue(\"ns\"))",
+                "status=Some(StringValue(\"active\"))",
+            ]
+        );
+    }
+}
