@@ -266,6 +266,79 @@ pub async fn lexical_search_matches_words_and_chinese(store: &dyn MemoryStore) {
     );
 }
 
+/// The expire job's batch: only active rows past their expiry, soonest first, `limit` at a
+/// time, each marked for the index; a dry run changes nothing; a second pass finds nothing.
+pub async fn expire_due_marks_a_bounded_batch(store: &dyn MemoryStore) {
+    let now = Utc::now();
+    let mut due = Vec::new();
+    for minutes in [30, 10, 20] {
+        let mut m = memory("default", MemoryType::Working, &format!("due {minutes}"));
+        m.expires_at = Some(now - Duration::minutes(minutes));
+        store.insert(&m).await.unwrap();
+        store.mark_indexed(&[(m.id, m.updated_at)]).await.unwrap();
+        due.push(m);
+    }
+    let mut later = memory("default", MemoryType::Working, "not yet");
+    later.expires_at = Some(now + Duration::minutes(5));
+    let never = memory("default", MemoryType::Semantic, "no expiry");
+    let mut forgotten = memory("default", MemoryType::Working, "forgotten already");
+    forgotten.expires_at = Some(now - Duration::minutes(40));
+    for m in [&later, &never, &forgotten] {
+        store.insert(m).await.unwrap();
+    }
+    store
+        .forget(&ForgetSelector::Id(forgotten.id), false, now)
+        .await
+        .unwrap();
+
+    let preview = store.expire_due(now, 10, true).await.unwrap();
+    assert_eq!(
+        preview
+            .iter()
+            .map(|m| m.content.as_str())
+            .collect::<Vec<_>>(),
+        ["due 30", "due 20", "due 10"]
+    );
+    assert!(
+        preview.iter().all(|m| m.status == Status::Active),
+        "dry run changes nothing"
+    );
+
+    let first = store.expire_due(now, 2, false).await.unwrap();
+    assert_eq!(
+        first.iter().map(|m| m.content.as_str()).collect::<Vec<_>>(),
+        ["due 30", "due 20"]
+    );
+    assert!(first.iter().all(|m| m.status == Status::Expired));
+    let pending: Vec<_> = store
+        .index_pending(100)
+        .await
+        .unwrap()
+        .iter()
+        .map(|m| m.id)
+        .collect();
+    assert!(
+        first.iter().all(|m| pending.contains(&m.id)),
+        "index must drop them"
+    );
+    let second = store.expire_due(now, 2, false).await.unwrap();
+    assert_eq!(second.len(), 1);
+    assert_eq!(second[0].content, "due 10");
+    assert!(store.expire_due(now, 2, false).await.unwrap().is_empty());
+    assert_eq!(
+        store.get(later.id).await.unwrap().unwrap().status,
+        Status::Active
+    );
+    assert_eq!(
+        store.get(never.id).await.unwrap().unwrap().status,
+        Status::Active
+    );
+    assert_eq!(
+        store.get(forgotten.id).await.unwrap().unwrap().status,
+        Status::Forgotten
+    );
+}
+
 pub async fn merge_updates_content_importance_provenance_and_expiry(store: &dyn MemoryStore) {
     let mut m = memory("default", MemoryType::Working, "draft the quarterly report");
     m.expires_at = Some(Utc::now() + Duration::hours(1));
@@ -548,6 +621,7 @@ macro_rules! store_suite {
                 supersede_is_scoped_to_one_fact_key,
                 concurrent_writers_of_one_fact_queue,
                 lexical_search_matches_words_and_chinese,
+                expire_due_marks_a_bounded_batch,
                 merge_updates_content_importance_provenance_and_expiry,
                 merge_into_inactive_row_is_refused,
                 forget_soft_and_hard,

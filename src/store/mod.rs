@@ -251,6 +251,16 @@ pub trait MemoryStore: Send + Sync + 'static {
         at: DateTime<Utc>,
     ) -> Result<Vec<MemoryId>, StoreError>;
 
+    /// The expire job's batch: up to `limit` active rows whose `expires_at` is at or before `now`
+    /// become `expired` (index pending) in one statement; returns them as they now are, soonest
+    /// expiry first. With `dry_run` nothing changes and the rows are returned as they are.
+    async fn expire_due(
+        &self,
+        now: DateTime<Utc>,
+        limit: i64,
+        dry_run: bool,
+    ) -> Result<Vec<Memory>, StoreError>;
+
     /// Rows whose index entry may be stale, oldest first.
     async fn index_pending(&self, limit: i64) -> Result<Vec<Memory>, StoreError>;
 

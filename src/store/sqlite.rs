@@ -445,6 +445,33 @@ impl MemoryStore for SqliteStore {
             .collect()
     }
 
+    async fn expire_due(
+        &self,
+        now: DateTime<Utc>,
+        limit: i64,
+        dry_run: bool,
+    ) -> Result<Vec<Memory>, StoreError> {
+        let due = "SELECT id FROM memories WHERE status = 'active' AND expires_at <= ?1 \
+                   ORDER BY expires_at, id LIMIT ?2";
+        let sql = if dry_run {
+            format!("SELECT {COLUMNS} FROM memories WHERE id IN ({due}) ORDER BY expires_at, id")
+        } else {
+            format!(
+                "UPDATE memories SET status = 'expired', updated_at = ?1, index_pending = 1 \
+                 WHERE id IN ({due}) RETURNING {COLUMNS}"
+            )
+        };
+        let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(ms(now))
+            .bind(limit)
+            .fetch_all(&self.pool)
+            .await?;
+        let mut rows = rows_to_memories(&rows)?;
+        // RETURNING gives no order guarantee.
+        rows.sort_by(|a, b| a.expires_at.cmp(&b.expires_at).then(a.id.cmp(&b.id)));
+        Ok(rows)
+    }
+
     async fn index_pending(&self, limit: i64) -> Result<Vec<Memory>, StoreError> {
         let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
             "SELECT {COLUMNS} FROM memories WHERE index_pending = 1 ORDER BY id LIMIT ?1"
