@@ -7,6 +7,7 @@ pub mod domain;
 pub mod embed;
 pub mod http;
 pub mod index;
+pub mod jobs;
 pub mod lexical;
 pub mod lock;
 pub mod mcp;

@@ -1,0 +1,242 @@
+//! `jobs/<name>.toml`: whether a job runs, when, in what batch size, and its own parameters.
+//! Loaded and validated at start; a bad file fails the start naming the file and the key.
+//!
+//! ```toml
+//! enabled = true
+//! cron = "0 */5 * * * *"   # sec min hour day-of-month month day-of-week, UTC
+//! batch_size = 1000
+//! [params]                  # the job's own keys, checked against the keys it declares
+//! min_age_days = 90
+//! ```
+
+use std::path::{Path, PathBuf};
+
+use chrono::{DateTime, Utc};
+use croner::Cron;
+use croner::parser::{CronParser, Seconds};
+
+#[derive(Debug, thiserror::Error)]
+pub enum JobConfigError {
+    #[error("{}: {key}: {message}", file.display())]
+    Invalid {
+        file: PathBuf,
+        key: String,
+        message: String,
+    },
+    #[error("{}: {source}", file.display())]
+    Read {
+        file: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// A parsed cron expression with a seconds field (6 fields), evaluated in UTC.
+#[derive(Debug, Clone)]
+pub struct Schedule {
+    expression: String,
+    cron: Cron,
+}
+
+impl Schedule {
+    /// Parse the way tokio-cron-scheduler does (seconds required, day-of-month AND day-of-week).
+    pub fn parse(expression: &str) -> Result<Self, String> {
+        let cron = CronParser::builder()
+            .seconds(Seconds::Required)
+            .dom_and_dow(true)
+            .build()
+            .parse(expression)
+            .map_err(|e| format!("{e} (6 fields: sec min hour day-of-month month day-of-week)"))?;
+        Ok(Self {
+            expression: expression.to_owned(),
+            cron,
+        })
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.expression
+    }
+
+    /// The first tick strictly after `after`.
+    pub fn next_after(&self, after: DateTime<Utc>) -> Option<DateTime<Utc>> {
+        self.cron.find_next_occurrence(&after, false).ok()
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct JobSettings {
+    pub name: String,
+    pub enabled: bool,
+    pub schedule: Schedule,
+    /// Rows per batch; each batch is its own transaction.
+    pub batch_size: usize,
+    /// The job's own parameters, only keys it declared.
+    pub params: toml::Table,
+}
+
+const MAX_BATCH: i64 = 100_000;
+
+/// Read `dir/<name>.toml`. `None` if there is no such file (the job keeps its defaults);
+/// `allowed_params` are the keys the job understands under `[params]`.
+pub fn load(
+    dir: &Path,
+    name: &str,
+    allowed_params: &[&str],
+) -> Result<Option<JobSettings>, JobConfigError> {
+    let file = dir.join(format!("{name}.toml"));
+    let text = match std::fs::read_to_string(&file) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(source) => return Err(JobConfigError::Read { file, source }),
+    };
+    parse(&file, name, &text, allowed_params).map(Some)
+}
+
+fn parse(
+    file: &Path,
+    name: &str,
+    text: &str,
+    allowed_params: &[&str],
+) -> Result<JobSettings, JobConfigError> {
+    let invalid = |key: &str, message: String| JobConfigError::Invalid {
+        file: file.to_owned(),
+        key: key.to_owned(),
+        message,
+    };
+    let mut table: toml::Table = text
+        .parse()
+        .map_err(|e: toml::de::Error| invalid("(file)", e.message().to_owned()))?;
+
+    let enabled = match table.remove("enabled") {
+        None => true,
+        Some(toml::Value::Boolean(b)) => b,
+        Some(other) => {
+            return Err(invalid(
+                "enabled",
+                format!("must be true or false, got {other}"),
+            ));
+        }
+    };
+    let schedule = match table.remove("cron") {
+        Some(toml::Value::String(expression)) => Schedule::parse(&expression)
+            .map_err(|e| invalid("cron", format!("{expression:?}: {e}")))?,
+        Some(other) => return Err(invalid("cron", format!("must be a string, got {other}"))),
+        None => return Err(invalid("cron", "is required".to_owned())),
+    };
+    let batch_size = match table.remove("batch_size") {
+        None => 1_000,
+        Some(toml::Value::Integer(n)) if (1..=MAX_BATCH).contains(&n) => n as usize,
+        Some(other) => {
+            return Err(invalid(
+                "batch_size",
+                format!("must be an integer 1..={MAX_BATCH}, got {other}"),
+            ));
+        }
+    };
+    let params = match table.remove("params") {
+        None => toml::Table::new(),
+        Some(toml::Value::Table(params)) => params,
+        Some(other) => return Err(invalid("params", format!("must be a table, got {other}"))),
+    };
+    if let Some(unknown) = table.keys().next() {
+        return Err(invalid(
+            unknown,
+            "unknown key (expected enabled, cron, batch_size, [params])".to_owned(),
+        ));
+    }
+    if let Some(unknown) = params
+        .keys()
+        .find(|k| !allowed_params.contains(&k.as_str()))
+    {
+        return Err(invalid(
+            &format!("params.{unknown}"),
+            format!(
+                "unknown parameter of job {name} (known: {})",
+                allowed_params.join(", ")
+            ),
+        ));
+    }
+    Ok(JobSettings {
+        name: name.to_owned(),
+        enabled,
+        schedule,
+        batch_size,
+        params,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(dir: &Path, name: &str, text: &str) {
+        std::fs::write(dir.join(format!("{name}.toml")), text).unwrap();
+    }
+
+    fn error(text: &str) -> String {
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), "archive", text);
+        load(dir.path(), "archive", &["min_age_days"])
+            .unwrap_err()
+            .to_string()
+    }
+
+    #[test]
+    fn a_valid_file_loads_with_defaults_filled_in() {
+        let dir = tempfile::tempdir().unwrap();
+        write(
+            dir.path(),
+            "archive",
+            "cron = \"0 30 3 * * *\"\n[params]\nmin_age_days = 90\n",
+        );
+        let job = load(dir.path(), "archive", &["min_age_days"])
+            .unwrap()
+            .unwrap();
+        assert!(job.enabled);
+        assert_eq!(job.batch_size, 1_000);
+        assert_eq!(job.params["min_age_days"].as_integer(), Some(90));
+        assert_eq!(job.schedule.as_str(), "0 30 3 * * *");
+        let after = DateTime::parse_from_rfc3339("2026-01-01T04:00:00Z")
+            .unwrap()
+            .to_utc();
+        assert_eq!(
+            job.schedule.next_after(after).unwrap().to_rfc3339(),
+            "2026-01-02T03:30:00+00:00"
+        );
+        assert!(
+            load(dir.path(), "expire", &[]).unwrap().is_none(),
+            "no file, no settings"
+        );
+    }
+
+    #[test]
+    fn bad_files_name_the_file_and_the_key() {
+        let cases = [
+            ("enabled = true\n", "cron: is required"),
+            ("cron = \"*/5 * * * *\"\n", "cron: \"*/5 * * * *\""),
+            ("cron = \"0 61 * * * *\"\n", "cron: \"0 61 * * * *\""),
+            ("cron = 5\n", "cron: must be a string"),
+            (
+                "cron = \"0 0 * * * *\"\nenabled = \"yes\"\n",
+                "enabled: must be true or false",
+            ),
+            (
+                "cron = \"0 0 * * * *\"\nbatch_size = 0\n",
+                "batch_size: must be an integer",
+            ),
+            (
+                "cron = \"0 0 * * * *\"\nschedule = 1\n",
+                "schedule: unknown key",
+            ),
+            (
+                "cron = \"0 0 * * * *\"\n[params]\nmax_age = 1\n",
+                "params.max_age: unknown parameter of job archive (known: min_age_days)",
+            ),
+            ("cron = \n", "(file):"),
+        ];
+        for (text, expected) in cases {
+            let message = error(text);
+            assert!(message.contains("archive.toml: "), "{message}");
+            assert!(message.contains(expected), "{text:?} → {message}");
+        }
+    }
+}
