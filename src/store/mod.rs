@@ -53,6 +53,13 @@ fn insert_error(err: sqlx::Error, memory: &Memory) -> StoreError {
     }
 }
 
+/// `expire_due`'s order (neither `IN (…)` nor RETURNING keeps the subquery's), the same on
+/// every backend.
+fn soonest_expiry_first(mut rows: Vec<Memory>) -> Result<Vec<Memory>, StoreError> {
+    rows.sort_by(|a, b| a.expires_at.cmp(&b.expires_at).then(a.id.cmp(&b.id)));
+    Ok(rows)
+}
+
 /// Which rows a forget applies to.
 #[derive(Debug, Clone)]
 pub enum ForgetSelector {

@@ -12,7 +12,7 @@ use sqlx::postgres::{PgPool, PgPoolOptions, PgRow};
 use super::{
     AccessHit, COLUMNS, COUNTS_SQL, CountRow, ForgetSelector, LexicalHit, LexicalQuery,
     MemoryStore, MergeUpdate, StoreError, StoreLock, count_row, insert_error,
-    parse_type_and_status,
+    parse_type_and_status, soonest_expiry_first,
 };
 use crate::domain::{Memory, MemoryId, Namespace};
 use crate::lexical;
@@ -436,9 +436,7 @@ impl MemoryStore for PostgresStore {
             .bind(limit)
             .fetch_all(&self.pool)
             .await?;
-        let mut rows = rows_to_memories(&rows)?;
-        rows.sort_by(|a, b| a.expires_at.cmp(&b.expires_at).then(a.id.cmp(&b.id)));
-        Ok(rows)
+        soonest_expiry_first(rows_to_memories(&rows)?)
     }
 
     async fn index_pending(&self, limit: i64) -> Result<Vec<Memory>, StoreError> {

@@ -18,7 +18,7 @@ use sqlx::sqlite::{
 use super::{
     AccessHit, COLUMNS, COUNTS_SQL, CountRow, ForgetSelector, LexicalHit, LexicalQuery,
     MemoryStore, MergeUpdate, StoreError, StoreLock, corrupt, count_row, insert_error,
-    parse_type_and_status,
+    parse_type_and_status, soonest_expiry_first,
 };
 use crate::domain::{Memory, MemoryId, Namespace};
 use crate::lexical;
@@ -454,7 +454,7 @@ impl MemoryStore for SqliteStore {
         let due = "SELECT id FROM memories WHERE status = 'active' AND expires_at <= ?1 \
                    ORDER BY expires_at, id LIMIT ?2";
         let sql = if dry_run {
-            format!("SELECT {COLUMNS} FROM memories WHERE id IN ({due}) ORDER BY expires_at, id")
+            format!("SELECT {COLUMNS} FROM memories WHERE id IN ({due})")
         } else {
             format!(
                 "UPDATE memories SET status = 'expired', updated_at = ?1, index_pending = 1 \
@@ -466,10 +466,7 @@ impl MemoryStore for SqliteStore {
             .bind(limit)
             .fetch_all(&self.pool)
             .await?;
-        let mut rows = rows_to_memories(&rows)?;
-        // RETURNING gives no order guarantee.
-        rows.sort_by(|a, b| a.expires_at.cmp(&b.expires_at).then(a.id.cmp(&b.id)));
-        Ok(rows)
+        soonest_expiry_first(rows_to_memories(&rows)?)
     }
 
     async fn index_pending(&self, limit: i64) -> Result<Vec<Memory>, StoreError> {
