@@ -128,6 +128,9 @@ macro_rules! settings {
 settings! {
     /// Where the SQLite file, the vector index and the lock file live.
     data_dir: PathBuf = PathBuf::from("./data"),
+    /// Where the maintenance jobs' `<name>.toml` files are (a job without a file runs on its
+    /// default schedule).
+    jobs_dir: PathBuf = PathBuf::from("./jobs"),
     /// HTTP listen address for `serve` (MCP at /mcp, /healthz).
     listen: SocketAddr = SocketAddr::from(([127, 0, 0, 1], 8765)),
     /// `sqlite://…` (default: `<data_dir>/hindsight.db`) or `postgres://…` (scale-out).

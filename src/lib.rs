@@ -11,6 +11,7 @@ pub mod jobs;
 pub mod lexical;
 pub mod lock;
 pub mod mcp;
+pub mod metrics;
 pub mod service;
 pub mod startup;
 pub mod store;

@@ -10,12 +10,17 @@ use tokio_util::sync::CancellationToken;
 use crate::configuration::{EmbedderKind, Settings};
 use crate::embed::{BuiltinEmbedder, EmbedError, Embedder, OpenAiEmbedder, OpenAiEmbedderConfig};
 use crate::index::{EdgeIndex, HnswParams, IndexError, QdrantIndex, QdrantSettings, VectorIndex};
+use crate::jobs::engine::SchedulerError;
+use crate::jobs::{ConfiguredJob, JobConfigError, Runner};
 use crate::lock::{Acquired, DataDirLock, Endpoint, LockError, read_endpoint};
 use crate::service::{MemoryService, Rules, ServiceError};
-use crate::store::{MemoryStore, PoolSize, PostgresStore, SqliteStore, StoreError};
+use crate::store::{Database, MemoryStore, PoolSize, PostgresStore, SqliteStore, StoreError};
 
 /// How often index changes are flushed to disk (and their rows' pending flags cleared).
 const FLUSH_INTERVAL: Duration = Duration::from_secs(1);
+/// How long a stopping daemon waits for running jobs to finish their current batch (inside
+/// Docker's default 10 s between SIGTERM and SIGKILL).
+pub const JOB_STOP_GRACE: Duration = Duration::from_secs(8);
 /// How often the daemon retries index writes that failed (rows left `index_pending`).
 const REPAIR_INTERVAL: Duration = Duration::from_secs(30);
 
@@ -43,6 +48,10 @@ pub enum StartupError {
     DataDirInUse { dir: String, owner: String },
     #[error("{0}")]
     Io(#[from] std::io::Error),
+    #[error("job config: {0}")]
+    Jobs(#[from] JobConfigError),
+    #[error(transparent)]
+    Scheduler(#[from] SchedulerError),
 }
 
 /// The embedder named by the settings. For `openai` without `embed_dimension`, one probe call
@@ -74,6 +83,11 @@ pub async fn embedder(settings: &Settings) -> Result<Arc<dyn Embedder>, StartupE
 
 /// The store `database_url` names: PostgreSQL, or the SQLite file (default under `data_dir`).
 pub async fn open_store(settings: &Settings) -> Result<Arc<dyn MemoryStore>, StartupError> {
+    Ok(open_database(settings).await?)
+}
+
+/// `open_store` with every view of the database (memories, job ledger, maintenance moves).
+pub async fn open_database(settings: &Settings) -> Result<Arc<dyn Database>, StartupError> {
     std::fs::create_dir_all(&settings.data_dir)?;
     Ok(match settings.postgres_url() {
         Some(url) => Arc::new(
@@ -122,7 +136,15 @@ pub async fn open_index(
 /// Open store, embedder and index, and start the service (which repairs the index). With an
 /// embedded index the process first claims the database: replicas need the shared index.
 pub async fn build_service(settings: &Settings) -> Result<MemoryService, StartupError> {
-    let store = open_store(settings).await?;
+    Ok(build(settings).await?.0)
+}
+
+/// `build_service`, also returning the database for the job runner.
+pub async fn build(
+    settings: &Settings,
+) -> Result<(MemoryService, Arc<dyn Database>), StartupError> {
+    let db = open_database(settings).await?;
+    let store: Arc<dyn MemoryStore> = db.clone();
     let embedder = embedder(settings).await?;
     let index = open_index(settings, embedder.dimension()).await?;
     let claim = if index.is_shared() {
@@ -132,7 +154,29 @@ pub async fn build_service(settings: &Settings) -> Result<MemoryService, Startup
     };
     let mut service = MemoryService::start(store, index, embedder, Rules::from(settings)).await?;
     service.hold(claim);
-    Ok(service)
+    Ok((service, db))
+}
+
+/// The jobs of `jobs_dir`, loaded and checked (a bad file fails here, naming file and key).
+pub fn load_jobs(settings: &Settings) -> Result<Vec<ConfiguredJob>, StartupError> {
+    Ok(crate::jobs::load_jobs(&settings.jobs_dir)?)
+}
+
+/// A runner for `jobs` over this process's service and database.
+pub fn job_runner(
+    jobs: Vec<ConfiguredJob>,
+    service: &Arc<MemoryService>,
+    db: Arc<dyn Database>,
+) -> Arc<Runner> {
+    // With an embedded index this process claimed the database: it is the only writer.
+    let exclusive = !service.index().is_shared();
+    Runner::new(
+        jobs,
+        service.clone(),
+        db,
+        exclusive,
+        service.metrics().clone(),
+    )
 }
 
 /// Own the data dir or explain who does.
@@ -157,15 +201,23 @@ pub async fn bind(addr: &str) -> Result<TcpListener, StartupError> {
         })
 }
 
-/// Serve HTTP on `listener` until `shutdown` fires, with periodic index repair.
+/// Serve HTTP on `listener` until `shutdown` fires, with periodic index repair. With a job
+/// runner, `/metrics` and the operator routes are served too.
 pub async fn serve_http(
     service: Arc<MemoryService>,
+    runner: Option<Arc<Runner>>,
     listener: TcpListener,
     auth_token: Option<String>,
     allowed_hosts: Vec<String>,
     shutdown: CancellationToken,
 ) -> Result<(), StartupError> {
-    let app = crate::http::router(service.clone(), auth_token, allowed_hosts, shutdown.clone());
+    let app = crate::http::router(
+        service.clone(),
+        runner,
+        auth_token,
+        allowed_hosts,
+        shutdown.clone(),
+    );
     let maintenance = tokio::spawn(index_maintenance(service.clone(), shutdown.clone()));
     let result = axum::serve(listener, app)
         .with_graceful_shutdown(shutdown.clone().cancelled_owned())

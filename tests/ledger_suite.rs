@@ -113,42 +113,51 @@ pub async fn outcomes_history_and_last_success(ledger: Arc<dyn RunLedger>) {
     assert_eq!(ledger.history(None, 1).await.unwrap().len(), 1);
 }
 
-pub async fn a_dead_nodes_running_runs_become_interrupted(ledger: Arc<dyn RunLedger>) {
-    ledger
-        .claim("expire", tick(0), "dead", Utc::now())
+pub async fn runs_with_a_stale_heartbeat_become_interrupted(ledger: Arc<dyn RunLedger>) {
+    let long_ago = Utc::now() - chrono::Duration::minutes(5);
+    let dead = ledger
+        .claim("expire", tick(0), "dead", long_ago)
         .await
         .unwrap()
         .unwrap();
     let done = ledger
-        .claim("expire", tick(1), "dead", Utc::now())
+        .claim("expire", tick(1), "dead", long_ago)
         .await
         .unwrap()
         .unwrap();
     ledger
-        .finish(done, RunStatus::Ok, &json!({}), None, Utc::now())
+        .finish(done, RunStatus::Ok, &json!({}), None, long_ago)
         .await
         .unwrap();
-    ledger
-        .claim("expire", tick(2), "alive", Utc::now())
+    let beating = ledger
+        .claim("archive", tick(0), "alive", long_ago)
+        .await
+        .unwrap()
+        .unwrap();
+    ledger.heartbeat(&[beating], Utc::now()).await.unwrap();
+    let fresh = ledger
+        .claim("expire", tick(2), "fresh", Utc::now())
         .await
         .unwrap()
         .unwrap();
 
-    assert_eq!(ledger.interrupt_stale("dead", Utc::now()).await.unwrap(), 1);
-    assert_eq!(ledger.interrupt_stale("dead", Utc::now()).await.unwrap(), 0);
-    let statuses: Vec<(String, RunStatus)> = ledger
+    let cutoff = Utc::now() - chrono::Duration::minutes(1);
+    assert_eq!(ledger.interrupt_stale(cutoff, Utc::now()).await.unwrap(), 1);
+    assert_eq!(ledger.interrupt_stale(cutoff, Utc::now()).await.unwrap(), 0);
+    let statuses: Vec<(i64, String, RunStatus)> = ledger
         .history(None, 10)
         .await
         .unwrap()
         .into_iter()
-        .map(|r| (r.node, r.status))
+        .map(|r| (r.id, r.node, r.status))
         .collect();
-    assert!(statuses.contains(&("dead".into(), RunStatus::Interrupted)));
-    assert!(statuses.contains(&("dead".into(), RunStatus::Ok)));
+    assert!(statuses.contains(&(dead, "dead".into(), RunStatus::Interrupted)));
+    assert!(statuses.contains(&(done, "dead".into(), RunStatus::Ok)), "finished runs stay");
     assert!(
-        statuses.contains(&("alive".into(), RunStatus::Running)),
-        "another node's run is left alone"
+        statuses.contains(&(beating, "alive".into(), RunStatus::Running)),
+        "a run whose heartbeat is fresh is left alone"
     );
+    assert!(statuses.contains(&(fresh, "fresh".into(), RunStatus::Running)));
 }
 
 macro_rules! ledger_suite {
@@ -158,7 +167,7 @@ macro_rules! ledger_suite {
             ledger_suite!(@tests $open;
                 one_claim_per_tick_among_racing_replicas,
                 outcomes_history_and_last_success,
-                a_dead_nodes_running_runs_become_interrupted,
+                runs_with_a_stale_heartbeat_become_interrupted,
             );
         }
     };

@@ -34,7 +34,12 @@ pub async fn run(settings: Settings) -> anyhow::Result<()> {
 }
 
 async fn serve_directly(settings: Settings, lock: DataDirLock) -> anyhow::Result<()> {
-    let service = Arc::new(startup::build_service(&settings).await?);
+    let jobs = startup::load_jobs(&settings)?;
+    let (service, db) = startup::build(&settings).await?;
+    let service = Arc::new(service);
+    // The owner of the data dir keeps it maintained, whether it serves HTTP or stdio.
+    let runner = startup::job_runner(jobs, &service, db);
+    let engine = hindsight::jobs::Engine::start(runner.clone()).await?;
     let listener = startup::bind("127.0.0.1:0").await?;
     let token = startup::random_token();
     lock.publish(&startup::endpoint(
@@ -45,6 +50,7 @@ async fn serve_directly(settings: Settings, lock: DataDirLock) -> anyhow::Result
     let shutdown = CancellationToken::new();
     let http = tokio::spawn(startup::serve_http(
         service.clone(),
+        Some(runner),
         listener,
         Some(token),
         // Only loopback relays from this machine talk to a stdio owner's private endpoint.
@@ -62,6 +68,7 @@ async fn serve_directly(settings: Settings, lock: DataDirLock) -> anyhow::Result
     }
     shutdown.cancel();
     let _ = http.await;
+    engine.shutdown(startup::JOB_STOP_GRACE).await;
     service.flush().await?;
     drop(lock);
     Ok(())

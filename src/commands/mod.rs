@@ -2,6 +2,7 @@
 
 mod admin;
 mod bench;
+mod jobs;
 mod mcp;
 mod memory;
 mod serve;
@@ -56,6 +57,12 @@ enum Command {
     /// Exit 0 if the daemon at `listen` answers GET /healthz (for container health checks,
     /// so the image needs no curl).
     Healthcheck,
+    /// Scheduled maintenance jobs: list, run now (or --dry-run), history.
+    #[command(subcommand)]
+    Jobs(jobs::JobsCommand),
+    /// The archive job's table: restore archived memories.
+    #[command(subcommand)]
+    Archive(jobs::ArchiveCommand),
     /// Benchmarks, printed as JSON.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
@@ -87,6 +94,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             Ok(())
         }
         Command::Bench(command) => bench::run(settings, command).await,
+        Command::Jobs(command) => jobs::run(settings, command).await,
+        Command::Archive(command) => jobs::archive(settings, command).await,
         Command::Healthcheck => admin::healthcheck(settings).await,
     }
 }

@@ -1,4 +1,5 @@
-//! `hindsight serve`: own the data dir, serve MCP over HTTP until SIGINT/SIGTERM.
+//! `hindsight serve`: own the data dir, serve MCP over HTTP and run the scheduled jobs until
+//! SIGINT/SIGTERM.
 
 use std::sync::Arc;
 
@@ -7,8 +8,12 @@ use hindsight::startup;
 use tokio_util::sync::CancellationToken;
 
 pub async fn run(settings: Settings) -> anyhow::Result<()> {
+    let jobs = startup::load_jobs(&settings)?;
     let lock = startup::acquire(&settings)?;
-    let service = Arc::new(startup::build_service(&settings).await?);
+    let (service, db) = startup::build(&settings).await?;
+    let service = Arc::new(service);
+    let runner = startup::job_runner(jobs, &service, db);
+    let engine = hindsight::jobs::Engine::start(runner.clone()).await?;
     let listener = startup::bind(&settings.listen.to_string()).await?;
     let local = listener.local_addr()?;
     lock.publish(&startup::endpoint(
@@ -26,12 +31,14 @@ pub async fn run(settings: Settings) -> anyhow::Result<()> {
     });
     startup::serve_http(
         service.clone(),
+        Some(runner),
         listener,
         settings.auth_token.clone(),
         settings.allowed_hosts.clone(),
         shutdown,
     )
     .await?;
+    engine.shutdown(startup::JOB_STOP_GRACE).await;
     service.flush().await?;
     drop(lock);
     Ok(())

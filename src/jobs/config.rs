@@ -56,10 +56,26 @@ impl Schedule {
         &self.expression
     }
 
+    /// The latest tick at or before `at`: the tick an activation at `at` belongs to.
+    pub fn latest_at_or_before(&self, at: DateTime<Utc>) -> Option<DateTime<Utc>> {
+        self.cron
+            .find_previous_occurrence(&whole_second(at), true)
+            .ok()
+    }
+
     /// The first tick strictly after `after`.
     pub fn next_after(&self, after: DateTime<Utc>) -> Option<DateTime<Utc>> {
-        self.cron.find_next_occurrence(&after, false).ok()
+        self.cron
+            .find_next_occurrence(&whole_second(after), false)
+            .ok()
     }
+}
+
+/// Ticks fall on whole seconds; croner would carry the fraction of its input into its answer,
+/// and replicas asking at different fractions must agree on a tick's exact instant.
+fn whole_second(at: DateTime<Utc>) -> DateTime<Utc> {
+    use chrono::Timelike;
+    at.with_nanosecond(0).unwrap_or(at)
 }
 
 #[derive(Debug, Clone)]
@@ -71,6 +87,107 @@ pub struct JobSettings {
     pub batch_size: usize,
     /// The job's own parameters, only keys it declared.
     pub params: toml::Table,
+    /// Where they came from (named in parameter errors).
+    pub file: PathBuf,
+}
+
+impl JobSettings {
+    /// A job without a file: enabled, on its default schedule, default batch, default params.
+    pub fn defaults(dir: &Path, name: &str, cron: &str) -> Result<Self, JobConfigError> {
+        let file = dir.join(format!("{name}.toml"));
+        let schedule = Schedule::parse(cron).map_err(|message| JobConfigError::Invalid {
+            file: file.clone(),
+            key: "cron".to_owned(),
+            message,
+        })?;
+        Ok(Self {
+            name: name.to_owned(),
+            enabled: true,
+            schedule,
+            batch_size: 1_000,
+            params: toml::Table::new(),
+            file,
+        })
+    }
+
+    fn invalid(&self, key: &str, message: String) -> JobConfigError {
+        JobConfigError::Invalid {
+            file: self.file.clone(),
+            key: format!("params.{key}"),
+            message,
+        }
+    }
+
+    /// An integer parameter within `range`, or `default` when absent.
+    pub fn int(
+        &self,
+        key: &str,
+        default: i64,
+        range: std::ops::RangeInclusive<i64>,
+    ) -> Result<i64, JobConfigError> {
+        match self.params.get(key) {
+            None => Ok(default),
+            Some(toml::Value::Integer(n)) if range.contains(n) => Ok(*n),
+            Some(other) => Err(self.invalid(
+                key,
+                format!(
+                    "must be an integer {}..={}, got {other}",
+                    range.start(),
+                    range.end()
+                ),
+            )),
+        }
+    }
+
+    /// A number parameter within `range`, or `default` when absent.
+    pub fn float(
+        &self,
+        key: &str,
+        default: f64,
+        range: std::ops::RangeInclusive<f64>,
+    ) -> Result<f64, JobConfigError> {
+        let value = match self.params.get(key) {
+            None => return Ok(default),
+            Some(toml::Value::Float(x)) => *x,
+            Some(toml::Value::Integer(n)) => *n as f64,
+            Some(other) => return Err(self.invalid(key, format!("must be a number, got {other}"))),
+        };
+        if range.contains(&value) {
+            Ok(value)
+        } else {
+            Err(self.invalid(
+                key,
+                format!(
+                    "must be within {}..={}, got {value}",
+                    range.start(),
+                    range.end()
+                ),
+            ))
+        }
+    }
+
+    pub fn boolean(&self, key: &str, default: bool) -> Result<bool, JobConfigError> {
+        match self.params.get(key) {
+            None => Ok(default),
+            Some(toml::Value::Boolean(b)) => Ok(*b),
+            Some(other) => Err(self.invalid(key, format!("must be true or false, got {other}"))),
+        }
+    }
+
+    /// A string parameter, `None` when absent or empty.
+    pub fn string(&self, key: &str) -> Result<Option<String>, JobConfigError> {
+        match self.params.get(key) {
+            None => Ok(None),
+            Some(toml::Value::String(s)) if s.trim().is_empty() => Ok(None),
+            Some(toml::Value::String(s)) => Ok(Some(s.trim().to_owned())),
+            Some(other) => Err(self.invalid(key, format!("must be a string, got {other}"))),
+        }
+    }
+
+    /// An error about parameter `key`, for checks beyond its type.
+    pub fn param_error(&self, key: &str, message: impl Into<String>) -> JobConfigError {
+        self.invalid(key, message.into())
+    }
 }
 
 const MAX_BATCH: i64 = 100_000;
@@ -161,6 +278,7 @@ fn parse(
         schedule,
         batch_size,
         params,
+        file: file.to_owned(),
     })
 }
 
@@ -205,6 +323,32 @@ mod tests {
         assert!(
             load(dir.path(), "expire", &[]).unwrap().is_none(),
             "no file, no settings"
+        );
+    }
+
+    #[test]
+    fn ticks_are_whole_seconds_whatever_the_fraction_of_the_question() {
+        let every_second = Schedule::parse("* * * * * *").unwrap();
+        let at = |text: &str| DateTime::parse_from_rfc3339(text).unwrap().to_utc();
+        for asked in ["2026-01-01T10:00:00.001Z", "2026-01-01T10:00:00.999Z"] {
+            assert_eq!(
+                every_second.latest_at_or_before(at(asked)),
+                Some(at("2026-01-01T10:00:00Z"))
+            );
+            assert_eq!(
+                every_second.next_after(at(asked)),
+                Some(at("2026-01-01T10:00:01Z"))
+            );
+        }
+        let daily = Schedule::parse("0 30 3 * * *").unwrap();
+        assert_eq!(
+            daily.latest_at_or_before(at("2026-01-02T03:29:59.9Z")),
+            Some(at("2026-01-01T03:30:00Z"))
+        );
+        assert_eq!(
+            daily.latest_at_or_before(at("2026-01-02T03:30:00Z")),
+            Some(at("2026-01-02T03:30:00Z")),
+            "a tick is its own latest tick"
         );
     }
 

@@ -1,7 +1,94 @@
-//! Scheduled maintenance jobs. So far: each job's declarative settings (`config.rs`, from
-//! `jobs/<name>.toml`). The engine and the jobs themselves arrive with the maintenance-jobs
-//! issue; their run ledger is `store::RunLedger`.
+//! Scheduled maintenance jobs. Each job is one module behind the small `Job` trait, configured
+//! by `jobs/<name>.toml` (`config.rs`); `registry.rs` lists them; `engine.rs` runs them on their
+//! schedules (tokio-cron-scheduler ticks, one claimed run per tick across replicas, no
+//! overlapping runs, catch-up once at start, graceful stop). Manual runs
+//! (`hindsight jobs run`) go through the same `Runner`.
 
+pub mod archive;
+pub mod capacity;
 pub mod config;
+pub mod engine;
+pub mod expire;
+pub mod registry;
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde::Serialize;
+use serde_json::{Map, Value};
+use tokio_util::sync::CancellationToken;
+
+use crate::service::{MemoryService, ServiceError};
+use crate::store::{Database, StoreError};
 
 pub use config::{JobConfigError, JobSettings, Schedule};
+pub use engine::{Engine, Runner, TickOutcome};
+pub use registry::{ConfiguredJob, load_jobs};
+
+#[derive(Debug, thiserror::Error)]
+pub enum JobError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Service(#[from] ServiceError),
+    #[error("no job named {0:?} (known: {1})")]
+    Unknown(String, String),
+    #[error("job {0} is already running (here or on another replica); try again when it ends")]
+    Busy(String),
+    #[error("alert delivery to {target} failed: {message}")]
+    Alert { target: String, message: String },
+}
+
+/// What one run did, recorded in `job_runs.stats` and printed by `hindsight jobs run`.
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct JobStats {
+    /// Rows the run looked at (for a dry run: how many it would change).
+    pub examined: u64,
+    /// Rows it changed (0 for a dry run).
+    pub changed: u64,
+    pub batches: u64,
+    pub dry_run: bool,
+    /// The run stopped early because the daemon is shutting down; the next tick goes on.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub stopped_early: bool,
+    pub seconds: f64,
+    /// The job's own figures (e.g. a dry run's sample of ids, alert states).
+    #[serde(flatten)]
+    pub details: Map<String, Value>,
+}
+
+/// Progress of a long run, for a terminal.
+#[derive(Debug, Clone, Copy)]
+pub struct Progress {
+    pub done: u64,
+    /// When known up front.
+    pub total: Option<u64>,
+}
+
+/// Everything a run may use.
+pub struct JobContext {
+    pub service: Arc<MemoryService>,
+    pub db: Arc<dyn Database>,
+    /// Rows per batch; each batch is its own transaction.
+    pub batch_size: i64,
+    pub dry_run: bool,
+    /// Checked between batches: a stopping daemon lets the current batch finish, then stops.
+    pub cancel: CancellationToken,
+    pub progress: Option<Arc<dyn Fn(Progress) + Send + Sync>>,
+}
+
+impl JobContext {
+    pub(crate) fn report(&self, done: u64, total: Option<u64>) {
+        if let Some(progress) = &self.progress {
+            progress(Progress { done, total });
+        }
+    }
+}
+
+#[async_trait]
+pub trait Job: Send + Sync + 'static {
+    /// Do the work, batch by batch, until nothing is left or `ctx.cancel` fires. A dry run
+    /// changes nothing and reports what it would change. Must be idempotent: a run killed at
+    /// any instant leaves every batch either done or not, and the next run finishes the rest.
+    async fn run(&self, ctx: &JobContext) -> Result<JobStats, JobError>;
+}

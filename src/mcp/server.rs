@@ -31,12 +31,15 @@ pub struct HindsightMcp {
 }
 
 fn outcome<T>(
+    metrics: &crate::metrics::Metrics,
     tool: &'static str,
     namespace: &str,
     started: Instant,
     result: Result<T, ServiceError>,
 ) -> Result<Json<T>, String> {
-    let latency_ms = started.elapsed().as_secs_f64() * 1e3;
+    let seconds = started.elapsed().as_secs_f64();
+    let latency_ms = seconds * 1e3;
+    metrics.mcp_call(tool, result.is_ok(), seconds);
     match result {
         Ok(value) => {
             tracing::info!(tool, namespace, outcome = "ok", latency_ms, "mcp call");
@@ -82,6 +85,7 @@ impl HindsightMcp {
             Err(e) => invalid(e),
         };
         outcome(
+            self.service.metrics(),
             "memory_write",
             namespace.as_deref().unwrap_or(Namespace::DEFAULT),
             started,
@@ -104,6 +108,7 @@ impl HindsightMcp {
             Err(e) => invalid(e),
         };
         outcome(
+            self.service.metrics(),
             "memory_search",
             namespace.as_deref().unwrap_or(Namespace::DEFAULT),
             started,
@@ -130,6 +135,7 @@ impl HindsightMcp {
         };
         // By id the namespace is only known once the row is read: log that it was by id.
         outcome(
+            self.service.metrics(),
             "memory_forget",
             namespace.as_deref().unwrap_or("(by id)"),
             started,

@@ -21,6 +21,7 @@ use chrono::{DateTime, Utc};
 
 use crate::domain::{Memory, MemoryId, ValidationError};
 use crate::embed::{EmbedError, Embedder};
+use crate::metrics::Metrics;
 use crate::index::{IndexError, IndexPoint, VectorIndex};
 use crate::store::{MemoryStore, StoreError, StoreLock};
 
@@ -105,6 +106,8 @@ pub struct MemoryService {
     accesses: std::sync::Mutex<std::collections::HashMap<MemoryId, (i64, DateTime<Utc>)>>,
     /// Database locks that live as long as the service (behind a mutex only to be `Sync`).
     held: std::sync::Mutex<Vec<StoreLock>>,
+    /// What `/metrics` exposes (MCP calls here, job runs by the job runner).
+    metrics: Arc<Metrics>,
 }
 
 impl MemoryService {
@@ -138,6 +141,7 @@ impl MemoryService {
             unflushed: std::sync::Mutex::new(Vec::new()),
             accesses: std::sync::Mutex::new(std::collections::HashMap::new()),
             held: std::sync::Mutex::new(Vec::new()),
+            metrics: Arc::new(Metrics::new()),
         };
         if service.mismatch.is_none() {
             service.repair_index().await?;
@@ -163,6 +167,10 @@ impl MemoryService {
 
     pub fn embedder(&self) -> &Arc<dyn Embedder> {
         &self.embedder
+    }
+
+    pub fn metrics(&self) -> &Arc<Metrics> {
+        &self.metrics
     }
 
     pub fn rules(&self) -> &Rules {

@@ -77,9 +77,16 @@ pub trait RunLedger: Send + Sync + 'static {
         at: DateTime<Utc>,
     ) -> Result<(), StoreError>;
 
-    /// Runs `node` left `running` (it died or was killed): mark them `interrupted`. Called when
-    /// that node starts; returns how many there were.
-    async fn interrupt_stale(&self, node: &str, at: DateTime<Utc>) -> Result<u64, StoreError>;
+    /// A running run is alive: move its heartbeat to `at`.
+    async fn heartbeat(&self, runs: &[i64], at: DateTime<Utc>) -> Result<(), StoreError>;
+
+    /// Runs left `running` whose heartbeat is older than `heartbeat_before` (their process died
+    /// or was killed): mark them `interrupted`. Returns how many there were.
+    async fn interrupt_stale(
+        &self,
+        heartbeat_before: DateTime<Utc>,
+        at: DateTime<Utc>,
+    ) -> Result<u64, StoreError>;
 
     /// When `job` last finished `ok` (its finish time).
     async fn last_success(&self, job: &str) -> Result<Option<DateTime<Utc>>, StoreError>;

@@ -39,8 +39,8 @@ impl RunLedger for SqliteStore {
         at: DateTime<Utc>,
     ) -> Result<Option<i64>, StoreError> {
         Ok(sqlx::query_scalar(
-            "INSERT INTO job_runs (job, scheduled_for, node, status, started_at) \
-             VALUES (?1, ?2, ?3, 'running', ?4) \
+            "INSERT INTO job_runs (job, scheduled_for, node, status, started_at, heartbeat_at) \
+             VALUES (?1, ?2, ?3, 'running', ?4, ?4) \
              ON CONFLICT (job, scheduled_for) DO NOTHING RETURNING id",
         )
         .bind(job)
@@ -73,12 +73,30 @@ impl RunLedger for SqliteStore {
         Ok(())
     }
 
-    async fn interrupt_stale(&self, node: &str, at: DateTime<Utc>) -> Result<u64, StoreError> {
+    async fn heartbeat(&self, runs: &[i64], at: DateTime<Utc>) -> Result<(), StoreError> {
+        if runs.is_empty() {
+            return Ok(());
+        }
+        sqlx::query(
+            "UPDATE job_runs SET heartbeat_at = ?2 WHERE id IN (SELECT value FROM json_each(?1)) AND status = 'running'",
+        )
+        .bind(serde_json::to_string(runs).unwrap_or_default())
+        .bind(ms(at))
+        .execute(self.pool())
+        .await?;
+        Ok(())
+    }
+
+    async fn interrupt_stale(
+        &self,
+        heartbeat_before: DateTime<Utc>,
+        at: DateTime<Utc>,
+    ) -> Result<u64, StoreError> {
         Ok(sqlx::query(
             "UPDATE job_runs SET status = 'interrupted', finished_at = ?2 \
-             WHERE node = ?1 AND status = 'running'",
+             WHERE status = 'running' AND heartbeat_at < ?1",
         )
-        .bind(node)
+        .bind(ms(heartbeat_before))
         .bind(ms(at))
         .execute(self.pool())
         .await?

@@ -5,6 +5,9 @@
 mod ledger;
 mod ledger_postgres;
 mod ledger_sqlite;
+mod maintenance;
+mod maintenance_postgres;
+mod maintenance_sqlite;
 mod postgres;
 mod sqlite;
 
@@ -15,6 +18,7 @@ use serde_json::Value;
 use crate::domain::{Memory, MemoryId, MemoryType, Namespace, Status};
 
 pub use ledger::{RunLedger, RunRecord, RunStatus};
+pub use maintenance::{ColdRows, MaintenanceStore, RestoreBatch, RestoreSelector};
 pub use postgres::{PoolSize, PostgresStore};
 pub use sqlite::SqliteStore;
 
@@ -215,6 +219,10 @@ pub trait MemoryStore: Send + Sync + 'static {
     /// refill). A single-process store (SQLite) returns at once.
     async fn lock(&self, key: &str) -> Result<StoreLock, StoreError>;
 
+    /// `lock` without waiting: `None` when another process holds it (a job already running on
+    /// another replica).
+    async fn try_lock(&self, key: &str) -> Result<Option<StoreLock>, StoreError>;
+
     /// Claim the database for this process's own (embedded) index: a second process doing the
     /// same would fail with `DatabaseClaimed`, since neither index would learn of the other's
     /// writes. Lasts while the returned lock lives, or until the process dies.
@@ -295,3 +303,9 @@ pub trait MemoryStore: Send + Sync + 'static {
     async fn meta_get(&self, key: &str) -> Result<Option<String>, StoreError>;
     async fn meta_set(&self, key: &str, value: &str) -> Result<(), StoreError>;
 }
+
+/// The whole database: memories, the job ledger and the maintenance moves. Both stores are
+/// one; callers take the view they need (`Arc<dyn Database>` coerces to each part).
+pub trait Database: MemoryStore + RunLedger + MaintenanceStore {}
+
+impl<T: MemoryStore + RunLedger + MaintenanceStore> Database for T {}

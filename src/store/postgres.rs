@@ -197,6 +197,16 @@ impl MemoryStore for PostgresStore {
         Ok(StoreLock::holding(tx))
     }
 
+    async fn try_lock(&self, key: &str) -> Result<Option<StoreLock>, StoreError> {
+        let mut tx = self.pool.begin().await?;
+        let held: bool =
+            sqlx::query_scalar("SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0))")
+                .bind(format!("lock\u{1f}{key}"))
+                .fetch_one(&mut *tx)
+                .await?;
+        Ok(held.then(|| StoreLock::holding(tx)))
+    }
+
     async fn claim_for_local_index(&self) -> Result<StoreLock, StoreError> {
         // A session-level advisory lock on a connection taken out of the pool for good: the
         // server releases it when the connection closes, including when the process is killed.

@@ -114,8 +114,15 @@ pub(super) fn from_ms(value: i64) -> DateTime<Utc> {
         .unwrap_or(DateTime::<Utc>::MIN_UTC)
 }
 
-fn ids_json(ids: &[MemoryId]) -> String {
+pub(super) fn ids_json(ids: &[MemoryId]) -> String {
     Value::Array(ids.iter().map(|id| Value::String(id.to_string())).collect()).to_string()
+}
+
+/// Ids read back as text.
+pub(super) fn parse_ids(ids: Vec<String>) -> Result<Vec<MemoryId>, StoreError> {
+    ids.into_iter()
+        .map(|id| MemoryId::parse_str(&id).map_err(|e| corrupt(&id, e.to_string())))
+        .collect()
 }
 
 pub(crate) fn embedding_to_bytes(embedding: &[f32]) -> Vec<u8> {
@@ -227,6 +234,10 @@ impl MemoryStore for SqliteStore {
     /// The data-dir lock keeps other processes away; the service serialises its own writers.
     async fn lock(&self, _key: &str) -> Result<StoreLock, StoreError> {
         Ok(StoreLock::process_local())
+    }
+
+    async fn try_lock(&self, _key: &str) -> Result<Option<StoreLock>, StoreError> {
+        Ok(Some(StoreLock::process_local()))
     }
 
     /// The data-dir lock already keeps a second process away from this file.

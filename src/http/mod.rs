@@ -1,4 +1,7 @@
-//! The HTTP face of the daemon: MCP (Streamable HTTP) at `/mcp`, `GET /healthz`, bearer auth.
+//! The HTTP face of the daemon: MCP (Streamable HTTP) at `/mcp`, `GET /healthz`, bearer auth;
+//! `GET /metrics` and the operator routes (`admin.rs`) when the process runs the jobs.
+
+mod admin;
 
 use std::sync::Arc;
 
@@ -20,6 +23,7 @@ use crate::service::MemoryService;
 /// `Authorization: Bearer <token>`. `allowed_hosts`: Host headers accepted on /mcp.
 pub fn router(
     service: Arc<MemoryService>,
+    runner: Option<Arc<crate::jobs::Runner>>,
     auth_token: Option<String>,
     allowed_hosts: Vec<String>,
     shutdown: CancellationToken,
@@ -33,9 +37,11 @@ pub fn router(
             .with_allowed_hosts(allowed_hosts)
             .with_cancellation_token(shutdown.child_token()),
     );
-    let protected = Router::new()
-        .nest_service("/mcp", mcp)
-        .layer(middleware::from_fn_with_state(
+    let mut protected = Router::new().nest_service("/mcp", mcp);
+    if let Some(runner) = runner {
+        protected = protected.merge(admin::routes(runner));
+    }
+    let protected = protected.layer(middleware::from_fn_with_state(
             Arc::new(auth_token),
             require_bearer,
         ));

@@ -1,0 +1,207 @@
+//! `hindsight jobs list|run|history` and `hindsight archive restore`. Reads go straight to the
+//! database; work runs in-process when the data dir is free, or in the daemon that owns it
+//! (through its operator routes), so the process holding the data and its index does it.
+
+use std::io::IsTerminal;
+use std::sync::Arc;
+
+use chrono::Utc;
+use clap::Subcommand;
+use hindsight::configuration::Settings;
+use hindsight::jobs::engine::outcome_json;
+use hindsight::jobs::{Progress, TickOutcome};
+use hindsight::lock::{Acquired, DataDirLock, Endpoint, read_endpoint};
+use hindsight::store::{RestoreSelector, RunStatus};
+use hindsight::startup;
+use serde_json::{Value, json};
+
+#[derive(Debug, Subcommand)]
+pub enum JobsCommand {
+    /// Every job: enabled, schedule, next run, last result.
+    List,
+    /// Run a job now (the same code path as a scheduled tick).
+    Run {
+        name: String,
+        /// Report what the job would change; change nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
+    /// Past runs, newest first.
+    History {
+        /// Only this job.
+        name: Option<String>,
+        #[arg(long, default_value_t = 20)]
+        limit: i64,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ArchiveCommand {
+    /// Bring archived memories back into the hot table and the index.
+    Restore {
+        /// Archived memory ids (repeat the flag).
+        #[arg(long = "id", required_unless_present = "namespace", conflicts_with = "namespace")]
+        ids: Vec<uuid::Uuid>,
+        /// Every archived memory of this namespace.
+        #[arg(long)]
+        namespace: Option<String>,
+    },
+}
+
+pub async fn run(settings: Settings, command: JobsCommand) -> anyhow::Result<()> {
+    match command {
+        JobsCommand::List => list(&settings).await,
+        JobsCommand::History { name, limit } => {
+            anyhow::ensure!(
+                (1..=10_000).contains(&limit),
+                "--limit: must be 1..=10000, got {limit}"
+            );
+            let db = startup::open_database(&settings).await?;
+            print(&json!(db.history(name.as_deref(), limit).await?))
+        }
+        JobsCommand::Run { name, dry_run } => run_job(settings, &name, dry_run).await,
+    }
+}
+
+async fn list(settings: &Settings) -> anyhow::Result<()> {
+    let jobs = startup::load_jobs(settings)?;
+    let db = startup::open_database(settings).await?;
+    let now = Utc::now();
+    let mut rows = Vec::new();
+    for job in jobs {
+        let s = &job.settings;
+        let last = db.history(Some(&s.name), 1).await?.into_iter().next();
+        rows.push(json!({
+            "name": s.name,
+            "enabled": s.enabled,
+            "cron": s.schedule.as_str(),
+            "next_run": s.enabled.then(|| s.schedule.next_after(now)).flatten(),
+            "batch_size": s.batch_size,
+            "params": s.params,
+            "last_success": db.last_success(&s.name).await?,
+            "last_run": last.map(|r| json!({
+                "status": r.status, "scheduled_for": r.scheduled_for,
+                "finished_at": r.finished_at, "error": r.error, "stats": r.stats,
+            })),
+        }));
+    }
+    print(&Value::Array(rows))
+}
+
+async fn run_job(settings: Settings, name: &str, dry_run: bool) -> anyhow::Result<()> {
+    let jobs = startup::load_jobs(&settings)?;
+    let result = match DataDirLock::try_acquire(&settings.data_dir)? {
+        Acquired::Owner(lock) => {
+            let (service, db) = startup::build(&settings).await?;
+            let service = Arc::new(service);
+            let runner = startup::job_runner(jobs, &service, db);
+            let outcome = runner.run_now(name, dry_run, terminal_progress(name)).await;
+            if std::io::stderr().is_terminal() {
+                eprintln!();
+            }
+            service.flush().await?;
+            drop(lock);
+            let outcome = outcome?;
+            let failed = matches!(
+                outcome,
+                TickOutcome::Ran {
+                    status: RunStatus::Failed,
+                    ..
+                }
+            );
+            let result = outcome_json(name, &outcome);
+            if failed {
+                print(&result)?;
+                anyhow::bail!("job {name} failed");
+            }
+            result
+        }
+        Acquired::Taken => {
+            let endpoint = owner(&settings)?;
+            let path = format!("admin/jobs/{name}/run?dry_run={dry_run}");
+            let result = post(&endpoint, &path, None).await?;
+            if result["status"] == json!("failed") {
+                print(&result)?;
+                anyhow::bail!("job {name} failed");
+            }
+            result
+        }
+    };
+    print(&result)
+}
+
+pub async fn archive(settings: Settings, command: ArchiveCommand) -> anyhow::Result<()> {
+    let ArchiveCommand::Restore { ids, namespace } = command;
+    let selector = match namespace {
+        Some(namespace) => RestoreSelector::Namespace(namespace),
+        None => RestoreSelector::Ids(ids),
+    };
+    let result = match DataDirLock::try_acquire(&settings.data_dir)? {
+        Acquired::Owner(lock) => {
+            let (service, db) = startup::build(&settings).await?;
+            let report =
+                hindsight::jobs::archive::restore(&service, db.as_ref(), &selector).await?;
+            service.flush().await?;
+            drop(lock);
+            json!(report)
+        }
+        Acquired::Taken => {
+            let body = match &selector {
+                RestoreSelector::Ids(ids) => json!({ "ids": ids }),
+                RestoreSelector::Namespace(ns) => json!({ "namespace": ns }),
+            };
+            post(&owner(&settings)?, "admin/archive/restore", Some(body)).await?
+        }
+    };
+    print(&result)
+}
+
+/// `done/total` rewritten in place on a terminal; nothing otherwise.
+fn terminal_progress(name: &str) -> Option<Arc<dyn Fn(Progress) + Send + Sync>> {
+    if !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let name = name.to_owned();
+    Some(Arc::new(move |p: Progress| match p.total {
+        Some(total) => eprint!("\r{name}: {}/{total}", p.done),
+        None => eprint!("\r{name}: {}", p.done),
+    }))
+}
+
+fn owner(settings: &Settings) -> anyhow::Result<Endpoint> {
+    read_endpoint(&settings.data_dir).ok_or_else(|| {
+        anyhow::anyhow!(
+            "data dir {} is locked by a process that publishes no endpoint",
+            settings.data_dir.display()
+        )
+    })
+}
+
+/// POST to the owning daemon's operator route `path` (relative to its base URL).
+async fn post(endpoint: &Endpoint, path: &str, body: Option<Value>) -> anyhow::Result<Value> {
+    let base = endpoint.url.trim_end_matches("/mcp");
+    let url = format!("{base}/{path}");
+    let mut request = reqwest::Client::new().post(&url);
+    if let Some(token) = &endpoint.token {
+        request = request.bearer_auth(token);
+    }
+    if let Some(body) = body {
+        request = request.json(&body);
+    }
+    let response = request
+        .send()
+        .await
+        .map_err(|e| anyhow::anyhow!("daemon (pid {}) at {url}: {e}", endpoint.pid))?;
+    let status = response.status();
+    let value: Value = response.json().await.unwrap_or(Value::Null);
+    if !status.is_success() {
+        let message = value["error"].as_str().unwrap_or("no details");
+        anyhow::bail!("daemon (pid {}): HTTP {status}: {message}", endpoint.pid);
+    }
+    Ok(value)
+}
+
+fn print(value: &Value) -> anyhow::Result<()> {
+    println!("{}", serde_json::to_string_pretty(value)?);
+    Ok(())
+}

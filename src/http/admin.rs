@@ -1,0 +1,97 @@
+//! Operator routes, behind the same bearer token as `/mcp`: what `hindsight jobs run` and
+//! `hindsight archive restore` call when a daemon owns the data dir, so the work happens in the
+//! process that owns the data (and its index). `GET /metrics` is here too.
+
+use std::sync::Arc;
+
+use axum::extract::{Path, Query, State};
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde::Deserialize;
+use serde_json::json;
+
+use crate::jobs::{JobError, Runner};
+use crate::store::RestoreSelector;
+
+type AdminState = Arc<Runner>;
+
+pub fn routes(state: AdminState) -> Router {
+    Router::new()
+        .route("/metrics", get(metrics))
+        .route("/admin/jobs/{name}/run", post(run_job))
+        .route("/admin/archive/restore", post(restore))
+        .with_state(state)
+}
+
+async fn metrics(State(state): State<AdminState>) -> Response {
+    match state.db().counts().await {
+        Ok(counts) => (
+            [(
+                header::CONTENT_TYPE,
+                "application/openmetrics-text; version=1.0.0; charset=utf-8",
+            )],
+            state.service().metrics().render(&counts),
+        )
+            .into_response(),
+        Err(e) => {
+            tracing::error!(error = %e, "metrics: store unreachable");
+            (StatusCode::SERVICE_UNAVAILABLE, "store unreachable\n").into_response()
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+struct RunParams {
+    #[serde(default)]
+    dry_run: bool,
+}
+
+async fn run_job(
+    State(state): State<AdminState>,
+    Path(name): Path<String>,
+    Query(params): Query<RunParams>,
+) -> Response {
+    match state.run_now(&name, params.dry_run, None).await {
+        Ok(outcome) => Json(crate::jobs::engine::outcome_json(&name, &outcome)).into_response(),
+        Err(e @ JobError::Unknown(..)) => error(StatusCode::NOT_FOUND, &e.to_string()),
+        Err(e @ JobError::Busy(_)) => error(StatusCode::CONFLICT, &e.to_string()),
+        Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RestoreBody {
+    #[serde(default)]
+    ids: Vec<uuid::Uuid>,
+    namespace: Option<String>,
+}
+
+async fn restore(State(state): State<AdminState>, body: Option<Json<RestoreBody>>) -> Response {
+    let Some(Json(body)) = body else {
+        return error(
+            StatusCode::BAD_REQUEST,
+            "body: expected JSON {\"ids\": [...]} or {\"namespace\": \"...\"}",
+        );
+    };
+    let selector = match (body.ids.is_empty(), body.namespace) {
+        (false, None) => RestoreSelector::Ids(body.ids),
+        (true, Some(namespace)) => RestoreSelector::Namespace(namespace),
+        _ => {
+            return error(
+                StatusCode::BAD_REQUEST,
+                "give exactly one of ids (non-empty) or namespace",
+            );
+        }
+    };
+    match crate::jobs::archive::restore(state.service(), state.db().as_ref(), &selector).await {
+        Ok(report) => Json(json!(report)).into_response(),
+        Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
+    }
+}
+
+fn error(status: StatusCode, message: &str) -> Response {
+    (status, Json(json!({"error": message}))).into_response()
+}

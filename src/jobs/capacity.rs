@@ -1,0 +1,249 @@
+//! capacity: active memories per namespace and in total against limits. At `warn_ratio` of a
+//! limit an alert fires with severity `warning`, at the limit `critical`; each run re-sends
+//! what is firing and sends `resolved` for what went back under. Alerts go to a tracing warning
+//! always, to an Alertmanager (`POST /api/v2/alerts`) and/or a plain JSON webhook when set.
+//! What is firing is kept in the database (`meta`), so a restart or another replica resolves
+//! what this one fired.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use super::config::{JobConfigError, JobSettings};
+use super::registry::JobSpec;
+use super::{Job, JobContext, JobError, JobStats};
+use crate::domain::Status;
+
+pub const SPEC: JobSpec = JobSpec {
+    name: "capacity",
+    default_cron: "0 */5 * * * *",
+    params: &[
+        "max_total",
+        "max_per_namespace",
+        "warn_ratio",
+        "alertmanager_url",
+        "webhook_url",
+    ],
+    build,
+};
+
+pub const ALERT_NAME: &str = "HindsightMemoryCapacity";
+/// The `namespace` label of the store-wide alert.
+pub const ALL_NAMESPACES: &str = "_all";
+const FIRING_META_KEY: &str = "capacity_alerts_firing";
+/// Alertmanager resolves an alert nobody re-sent by its `endsAt`: long enough to outlive a few
+/// missed runs, short enough that a dead daemon's alerts clear.
+const FIRING_VALIDITY: chrono::Duration = chrono::Duration::hours(1);
+
+fn build(settings: &JobSettings) -> Result<Arc<dyn Job>, JobConfigError> {
+    let url = |key: &str| -> Result<Option<reqwest::Url>, JobConfigError> {
+        settings
+            .string(key)?
+            .map(|raw| {
+                reqwest::Url::parse(&raw)
+                    .ok()
+                    .filter(|u| matches!(u.scheme(), "http" | "https"))
+                    .ok_or_else(|| {
+                        settings.param_error(key, format!("must be an http(s) URL, got {raw:?}"))
+                    })
+            })
+            .transpose()
+    };
+    let max_per_namespace = settings.int("max_per_namespace", 0, 0..=i64::MAX)?;
+    Ok(Arc::new(Capacity {
+        max_total: settings.int("max_total", 500_000, 1..=i64::MAX)?,
+        max_per_namespace: (max_per_namespace > 0).then_some(max_per_namespace),
+        warn_ratio: settings.float("warn_ratio", 0.8, 0.01..=1.0)?,
+        alertmanager: url("alertmanager_url")?,
+        webhook: url("webhook_url")?,
+        http: reqwest::Client::builder()
+            .timeout(Duration::from_secs(10))
+            .build()
+            .map_err(|e| settings.param_error("alertmanager_url", e.to_string()))?,
+    }))
+}
+
+pub struct Capacity {
+    pub max_total: i64,
+    pub max_per_namespace: Option<i64>,
+    pub warn_ratio: f64,
+    pub alertmanager: Option<reqwest::Url>,
+    pub webhook: Option<reqwest::Url>,
+    http: reqwest::Client,
+}
+
+/// One alert: a namespace (or `_all`) at a severity.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct AlertKey {
+    pub namespace: String,
+    pub severity: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+struct Alert {
+    #[serde(flatten)]
+    key: AlertKey,
+    count: i64,
+    limit: i64,
+}
+
+impl Capacity {
+    /// The alerts the counts call for: one per namespace (or the total) at its highest severity.
+    fn evaluate(&self, active: &BTreeMap<String, i64>) -> Vec<Alert> {
+        let total: i64 = active.values().sum();
+        let mut alerts = Vec::new();
+        let mut check = |namespace: &str, count: i64, limit: i64| {
+            let severity = if count >= limit {
+                "critical"
+            } else if count as f64 >= self.warn_ratio * limit as f64 {
+                "warning"
+            } else {
+                return;
+            };
+            alerts.push(Alert {
+                key: AlertKey {
+                    namespace: namespace.to_owned(),
+                    severity: severity.to_owned(),
+                },
+                count,
+                limit,
+            });
+        };
+        check(ALL_NAMESPACES, total, self.max_total);
+        if let Some(limit) = self.max_per_namespace {
+            for (namespace, count) in active {
+                check(namespace, *count, limit);
+            }
+        }
+        alerts
+    }
+
+    fn alertmanager_payload(
+        firing: &[Alert],
+        resolved: &[AlertKey],
+        now: DateTime<Utc>,
+    ) -> serde_json::Value {
+        let alert = |key: &AlertKey, ends: DateTime<Utc>, description: String| {
+            json!({
+                "labels": {"alertname": ALERT_NAME, "namespace": key.namespace, "severity": key.severity},
+                "annotations": {
+                    "summary": format!("hindsight memory store near capacity ({})", key.namespace),
+                    "description": description,
+                },
+                "endsAt": ends.to_rfc3339(),
+            })
+        };
+        let mut alerts: Vec<_> = firing
+            .iter()
+            .map(|a| {
+                alert(
+                    &a.key,
+                    now + FIRING_VALIDITY,
+                    format!("{} active memories, limit {}", a.count, a.limit),
+                )
+            })
+            .collect();
+        alerts.extend(
+            resolved
+                .iter()
+                .map(|k| alert(k, now, "back under the limit".to_owned())),
+        );
+        serde_json::Value::Array(alerts)
+    }
+
+    async fn post(&self, url: &reqwest::Url, body: &serde_json::Value) -> Result<(), JobError> {
+        let failed = |message: String| JobError::Alert {
+            target: url.to_string(),
+            message,
+        };
+        let response = self
+            .http
+            .post(url.clone())
+            .json(body)
+            .send()
+            .await
+            .map_err(|e| failed(e.to_string()))?;
+        if response.status().is_success() {
+            Ok(())
+        } else {
+            Err(failed(format!("HTTP {}", response.status())))
+        }
+    }
+}
+
+#[async_trait]
+impl Job for Capacity {
+    async fn run(&self, ctx: &JobContext) -> Result<JobStats, JobError> {
+        let now = Utc::now();
+        let mut active = BTreeMap::<String, i64>::new();
+        for row in ctx.db.counts().await? {
+            if row.status == Status::Active {
+                *active.entry(row.namespace).or_default() += row.count;
+            }
+        }
+        let total: i64 = active.values().sum();
+        let firing = self.evaluate(&active);
+        let previous: Vec<AlertKey> = ctx
+            .db
+            .meta_get(FIRING_META_KEY)
+            .await?
+            .and_then(|text| serde_json::from_str(&text).ok())
+            .unwrap_or_default();
+        let resolved: Vec<AlertKey> = previous
+            .into_iter()
+            .filter(|k| !firing.iter().any(|a| &a.key == k))
+            .collect();
+        for alert in &firing {
+            tracing::warn!(namespace = %alert.key.namespace, severity = %alert.key.severity,
+                count = alert.count, limit = alert.limit, "memory store near capacity");
+        }
+
+        let mut stats = JobStats {
+            examined: total as u64,
+            dry_run: ctx.dry_run,
+            batches: 1,
+            ..JobStats::default()
+        };
+        stats.details.insert("active_total".into(), json!(total));
+        stats.details.insert("firing".into(), json!(firing));
+        stats.details.insert("resolved".into(), json!(resolved));
+        if ctx.dry_run {
+            return Ok(stats);
+        }
+        if !firing.is_empty() || !resolved.is_empty() {
+            let mut failure = None;
+            if let Some(url) = &self.alertmanager {
+                let url = reqwest::Url::parse(&format!(
+                    "{}/api/v2/alerts",
+                    url.as_str().trim_end_matches('/')
+                ))
+                .unwrap_or_else(|_| url.clone());
+                let body = Self::alertmanager_payload(&firing, &resolved, now);
+                failure = self.post(&url, &body).await.err();
+            }
+            if let Some(url) = &self.webhook {
+                let body = json!({
+                    "source": "hindsight", "alertname": ALERT_NAME,
+                    "firing": firing, "resolved": resolved, "at": now.to_rfc3339(),
+                });
+                if let Err(e) = self.post(url, &body).await {
+                    failure = Some(e);
+                }
+            }
+            // Keep the old state when delivery failed, so the next run sends `resolved` again.
+            if let Some(e) = failure {
+                return Err(e);
+            }
+        }
+        let keys: Vec<&AlertKey> = firing.iter().map(|a| &a.key).collect();
+        ctx.db
+            .meta_set(FIRING_META_KEY, &serde_json::to_string(&keys).unwrap_or_default())
+            .await?;
+        Ok(stats)
+    }
+}
