@@ -10,8 +10,8 @@ use hindsight::domain::{
     Content, Importance, Memory, MemoryId, MemoryType, Namespace, NewMemory, Status,
 };
 use hindsight::store::{
-    AccessHit, ForgetFilter, ForgetSelector, LexicalQuery, MemoryStore, MergeUpdate, PoolSize,
-    PostgresStore, SqliteStore,
+    AccessHit, ColdRows, Database, ForgetFilter, ForgetSelector, LexicalQuery, MemoryStore,
+    MergeUpdate, PoolSize, PostgresStore, RestoreSelector, SqliteStore,
 };
 use serde_json::json;
 use uuid::Uuid;
@@ -42,7 +42,7 @@ fn fact(entity: &str, attribute: &str, content: &str) -> Memory {
     m
 }
 
-pub async fn insert_get_roundtrip(store: &dyn MemoryStore) {
+pub async fn insert_get_roundtrip(store: &dyn Database) {
     let mut m = memory("ns-a", MemoryType::Episodic, "the user asked for a report");
     m.expires_at = Some(m.created_at + Duration::days(3));
     store.insert(&m).await.unwrap();
@@ -64,7 +64,7 @@ pub async fn insert_get_roundtrip(store: &dyn MemoryStore) {
     assert_eq!(many.len(), 1);
 }
 
-pub async fn supersede_deprecates_in_the_same_transaction(store: &dyn MemoryStore) {
+pub async fn supersede_deprecates_in_the_same_transaction(store: &dyn Database) {
     let old = fact("user", "city", "The user lives in Paris");
     store.insert(&old).await.unwrap();
     let new = fact("user", "city", "The user lives in Berlin");
@@ -88,7 +88,7 @@ pub async fn supersede_deprecates_in_the_same_transaction(store: &dyn MemoryStor
 
 /// Other keys and other namespaces are untouched by a supersede; an unkeyed memory never
 /// supersedes anything.
-pub async fn supersede_is_scoped_to_one_fact_key(store: &dyn MemoryStore) {
+pub async fn supersede_is_scoped_to_one_fact_key(store: &dyn Database) {
     let language = fact("user", "language", "The user prefers Rust");
     let editor = fact("user", "editor", "The user edits with Helix");
     let mut elsewhere = fact("user", "language", "Another tenant's user prefers Go");
@@ -114,7 +114,7 @@ pub async fn supersede_is_scoped_to_one_fact_key(store: &dyn MemoryStore) {
 
 /// Writers of one fact key at once (each insert on its own pooled connection): none fails,
 /// exactly one stays active and every other is deprecated, each by exactly one newer row.
-pub async fn concurrent_writers_of_one_fact_queue(store: &dyn MemoryStore) {
+pub async fn concurrent_writers_of_one_fact_queue(store: &dyn Database) {
     let facts: Vec<Memory> = (0..12)
         .map(|i| fact("team", "deploy_day", &format!("Deploys happen on day {i}")))
         .collect();
@@ -148,7 +148,7 @@ fn lexical(namespace: &str, text: &str) -> LexicalQuery {
     }
 }
 
-async fn lexical_ids(store: &dyn MemoryStore, query: &LexicalQuery) -> Vec<MemoryId> {
+async fn lexical_ids(store: &dyn Database, query: &LexicalQuery) -> Vec<MemoryId> {
     store
         .lexical_search(query)
         .await
@@ -160,7 +160,7 @@ async fn lexical_ids(store: &dyn MemoryStore, query: &LexicalQuery) -> Vec<Memor
 
 /// Full text: words rank by how many query terms they share; Chinese matches on character
 /// bigrams; namespace, type and status filter; merges and deletes keep the index in step.
-pub async fn lexical_search_matches_words_and_chinese(store: &dyn MemoryStore) {
+pub async fn lexical_search_matches_words_and_chinese(store: &dyn Database) {
     let report = memory(
         "default",
         MemoryType::Episodic,
@@ -268,7 +268,7 @@ pub async fn lexical_search_matches_words_and_chinese(store: &dyn MemoryStore) {
 
 /// The expire job's batch: only active rows past their expiry, soonest first, `limit` at a
 /// time, each marked for the index; a dry run changes nothing; a second pass finds nothing.
-pub async fn expire_due_marks_a_bounded_batch(store: &dyn MemoryStore) {
+pub async fn expire_due_marks_a_bounded_batch(store: &dyn Database) {
     let now = Utc::now();
     let mut due = Vec::new();
     for minutes in [30, 10, 20] {
@@ -339,7 +339,7 @@ pub async fn expire_due_marks_a_bounded_batch(store: &dyn MemoryStore) {
     );
 }
 
-pub async fn merge_updates_content_importance_provenance_and_expiry(store: &dyn MemoryStore) {
+pub async fn merge_updates_content_importance_provenance_and_expiry(store: &dyn Database) {
     let mut m = memory("default", MemoryType::Working, "draft the quarterly report");
     m.expires_at = Some(Utc::now() + Duration::hours(1));
     store.insert(&m).await.unwrap();
@@ -398,7 +398,7 @@ pub async fn merge_updates_content_importance_provenance_and_expiry(store: &dyn 
     assert_eq!(again.expires_at, None);
 }
 
-pub async fn merge_into_inactive_row_is_refused(store: &dyn MemoryStore) {
+pub async fn merge_into_inactive_row_is_refused(store: &dyn Database) {
     let m = memory("default", MemoryType::Episodic, "something happened");
     store.insert(&m).await.unwrap();
     store
@@ -419,7 +419,7 @@ pub async fn merge_into_inactive_row_is_refused(store: &dyn MemoryStore) {
     assert!(merged.is_none());
 }
 
-pub async fn forget_soft_and_hard(store: &dyn MemoryStore) {
+pub async fn forget_soft_and_hard(store: &dyn Database) {
     let a = memory("ns-f", MemoryType::Episodic, "a");
     let b = memory("ns-f", MemoryType::Semantic, "b");
     let mut c = memory("ns-f", MemoryType::Episodic, "c");
@@ -490,7 +490,7 @@ pub async fn forget_soft_and_hard(store: &dyn MemoryStore) {
     );
 }
 
-pub async fn index_pending_is_cleared_only_for_the_version_seen(store: &dyn MemoryStore) {
+pub async fn index_pending_is_cleared_only_for_the_version_seen(store: &dyn Database) {
     let m = memory("default", MemoryType::Episodic, "pending row");
     store.insert(&m).await.unwrap();
     let pending = store.index_pending(100).await.unwrap();
@@ -519,7 +519,7 @@ pub async fn index_pending_is_cleared_only_for_the_version_seen(store: &dyn Memo
     );
 }
 
-pub async fn access_is_recorded(store: &dyn MemoryStore) {
+pub async fn access_is_recorded(store: &dyn Database) {
     let m = memory("default", MemoryType::Episodic, "accessed");
     store.insert(&m).await.unwrap();
     let at = Utc::now();
@@ -549,7 +549,7 @@ pub async fn access_is_recorded(store: &dyn MemoryStore) {
     );
 }
 
-pub async fn indexable_rows_page_by_id_and_skip_forgotten(store: &dyn MemoryStore) {
+pub async fn indexable_rows_page_by_id_and_skip_forgotten(store: &dyn Database) {
     let mut ids: Vec<MemoryId> = Vec::new();
     for i in 0..5 {
         let m = memory("default", MemoryType::Episodic, &format!("row {i}"));
@@ -569,7 +569,7 @@ pub async fn indexable_rows_page_by_id_and_skip_forgotten(store: &dyn MemoryStor
     assert_eq!(seen, vec![ids[0], ids[1], ids[3], ids[4]]);
 }
 
-pub async fn counts_and_meta(store: &dyn MemoryStore) {
+pub async fn counts_and_meta(store: &dyn Database) {
     store
         .insert(&memory("a", MemoryType::Episodic, "1"))
         .await
@@ -599,7 +599,7 @@ pub async fn counts_and_meta(store: &dyn MemoryStore) {
     );
 }
 
-pub async fn set_embedding_replaces_vector_and_model(store: &dyn MemoryStore) {
+pub async fn set_embedding_replaces_vector_and_model(store: &dyn Database) {
     let m = memory("default", MemoryType::Episodic, "re-embed me");
     store.insert(&m).await.unwrap();
     store
@@ -609,6 +609,137 @@ pub async fn set_embedding_replaces_vector_and_model(store: &dyn MemoryStore) {
     let got = store.get(m.id).await.unwrap().unwrap();
     assert_eq!(got.embedding_model, "other/2");
     assert_eq!(got.embedding, vec![0.6, 0.8]);
+}
+
+pub async fn archive_moves_cold_rows_out_and_restore_brings_them_back(store: &dyn Database) {
+    let now = Utc::now();
+    let aged = |content: &str, days: i64, accesses: i64| {
+        let mut m = memory("ns-a", MemoryType::Episodic, content);
+        m.created_at = now - Duration::days(days);
+        m.updated_at = m.created_at;
+        m.access_count = accesses;
+        m
+    };
+    let oldest = aged("zebra migration notes", 200, 0);
+    let cold = aged("walrus habitat report", 150, 2);
+    let mut cold_fact = aged("the user lives in Paris", 120, 0);
+    cold_fact.memory_type = MemoryType::Semantic;
+    cold_fact.entity = Some("user".into());
+    cold_fact.attribute = Some("city".into());
+    let popular = aged("popular old memory", 300, 3);
+    let young = aged("young memory", 10, 0);
+    let forgotten = aged("forgotten old memory", 300, 0);
+    for m in [&oldest, &cold, &cold_fact, &popular, &young, &forgotten] {
+        store.insert(m).await.unwrap();
+    }
+    store
+        .forget(&ForgetSelector::Id(forgotten.id), false, now)
+        .await
+        .unwrap();
+    let selection = ColdRows {
+        created_before: now - Duration::days(90),
+        max_access_count: 3,
+    };
+    assert_eq!(store.count_cold(&selection).await.unwrap(), 3);
+    assert_eq!(
+        store.cold_ids(&selection, 2).await.unwrap(),
+        vec![oldest.id, cold.id],
+        "oldest first"
+    );
+
+    // Bounded batches; each moves its rows out of the hot table.
+    let first = store.archive_to_table(&selection, 2, now).await.unwrap();
+    assert_eq!(sorted(first.clone()), sorted(vec![oldest.id, cold.id]));
+    let second = store.archive_to_table(&selection, 2, now).await.unwrap();
+    assert_eq!(second, vec![cold_fact.id]);
+    assert!(store.archive_to_table(&selection, 2, now).await.unwrap().is_empty());
+    assert_eq!(store.count_archived().await.unwrap(), 3);
+    assert_eq!(store.count_cold(&selection).await.unwrap(), 0);
+    for gone in [oldest.id, cold.id, cold_fact.id] {
+        assert!(store.get(gone).await.unwrap().is_none());
+    }
+    for kept in [popular.id, young.id, forgotten.id] {
+        assert!(store.get(kept).await.unwrap().is_some(), "only cold active rows move");
+    }
+    assert!(
+        lexical_ids(store, &lexical("ns-a", "zebra")).await.is_empty(),
+        "archived rows leave the full-text index"
+    );
+
+    // Restore by id: the row comes back whole, active and waiting for the index.
+    let back = store
+        .restore_from_table(&RestoreSelector::Ids(vec![oldest.id]), None, 100, now)
+        .await
+        .unwrap();
+    assert_eq!(back.restored, vec![oldest.id]);
+    assert!(back.skipped.is_empty() && back.next_after.is_none());
+    let row = store.get(oldest.id).await.unwrap().unwrap();
+    assert_eq!(row.status, Status::Active);
+    assert_eq!(row.content, oldest.content);
+    assert_eq!(row.embedding, oldest.embedding);
+    assert_eq!(row.source, oldest.source);
+    assert_eq!(row.metadata, oldest.metadata);
+    assert_eq!(row.access_count, 0);
+    assert_eq!(
+        row.created_at.timestamp_millis(),
+        oldest.created_at.timestamp_millis()
+    );
+    assert!(
+        store
+            .index_pending(100)
+            .await
+            .unwrap()
+            .iter()
+            .any(|m| m.id == oldest.id)
+    );
+    assert_eq!(
+        lexical_ids(store, &lexical("ns-a", "zebra")).await,
+        vec![oldest.id]
+    );
+
+    // A restored fact must not supersede a newer active one: it stays archived, reported.
+    let mut newer = fact("user", "city", "the user lives in Berlin");
+    newer.namespace = "ns-a".into();
+    store.insert(&newer).await.unwrap();
+    let by_namespace = store
+        .restore_from_table(&RestoreSelector::Namespace("ns-a".into()), None, 1, now)
+        .await
+        .unwrap();
+    let rest = store
+        .restore_from_table(
+            &RestoreSelector::Namespace("ns-a".into()),
+            by_namespace.next_after,
+            1,
+            now,
+        )
+        .await
+        .unwrap();
+    let mut restored = by_namespace.restored.clone();
+    restored.extend(rest.restored.clone());
+    let mut skipped = by_namespace.skipped.clone();
+    skipped.extend(rest.skipped.clone());
+    assert_eq!(restored, vec![cold.id]);
+    assert_eq!(skipped, vec![cold_fact.id]);
+    assert_eq!(store.count_archived().await.unwrap(), 1);
+    assert_eq!(
+        store.get(newer.id).await.unwrap().unwrap().status,
+        Status::Active
+    );
+}
+
+fn sorted(mut ids: Vec<MemoryId>) -> Vec<MemoryId> {
+    ids.sort();
+    ids
+}
+
+pub async fn try_lock_is_exclusive_across_handles(store: &dyn Database) {
+    let held = store.try_lock("job\u{1f}archive").await.unwrap();
+    assert!(held.is_some());
+    let other = store.try_lock("job\u{1f}expire").await.unwrap();
+    assert!(other.is_some(), "another key is free");
+    drop(other);
+    drop(held);
+    assert!(store.try_lock("job\u{1f}archive").await.unwrap().is_some());
 }
 
 macro_rules! store_suite {
@@ -630,6 +761,8 @@ macro_rules! store_suite {
                 indexable_rows_page_by_id_and_skip_forgotten,
                 counts_and_meta,
                 set_embedding_replaces_vector_and_model,
+                archive_moves_cold_rows_out_and_restore_brings_them_back,
+                try_lock_is_exclusive_across_handles,
             );
         }
     };
@@ -645,7 +778,7 @@ macro_rules! store_suite {
 }
 
 /// A fresh SQLite database in its own temp dir (removed when the guard drops).
-async fn sqlite() -> (tempfile::TempDir, Arc<dyn MemoryStore>) {
+async fn sqlite() -> (tempfile::TempDir, Arc<dyn Database>) {
     let dir = tempfile::tempdir().unwrap();
     let store = SqliteStore::open(&dir.path().join("test.db"))
         .await
@@ -657,7 +790,7 @@ store_suite!(sqlite_backend, sqlite());
 
 /// A fresh PostgreSQL database per test on the server at `HINDSIGHT_TEST_POSTGRES_URL`
 /// (default: this machine's 127.0.0.1:5432, user postgres), dropped when the guard drops.
-async fn postgres() -> (common::pg::TestDatabase, Arc<dyn MemoryStore>) {
+async fn postgres() -> (common::pg::TestDatabase, Arc<dyn Database>) {
     let db = common::pg::TestDatabase::create().await;
     let store = PostgresStore::connect(&db.url, PoolSize { min: 1, max: 5 })
         .await

@@ -133,19 +133,24 @@ impl Runner {
             tracing::info!(job = name, %scheduled_for, "tick skipped: the previous run is still going");
             return Ok(TickOutcome::Skipped("previous run still going"));
         };
-        let Some(_elsewhere) = self.db.try_lock(&job_lock_key(name)).await? else {
+        let Some(elsewhere) = self.db.try_lock(&job_lock_key(name)).await? else {
             tracing::info!(job = name, %scheduled_for, "tick skipped: running on another replica");
             return Ok(TickOutcome::Skipped("running on another replica"));
         };
-        let Some(run) = self
+        let claimed = self
             .db
             .claim(name, scheduled_for, &self.node, Utc::now())
-            .await?
-        else {
-            tracing::debug!(job = name, %scheduled_for, "tick already claimed");
-            return Ok(TickOutcome::Skipped("tick claimed by another replica"));
+            .await;
+        let outcome = match claimed {
+            Ok(Some(run)) => Ok(self.execute(slot, run, scheduled_for, None).await),
+            Ok(None) => {
+                tracing::debug!(job = name, %scheduled_for, "tick already claimed");
+                Ok(TickOutcome::Skipped("tick claimed by another replica"))
+            }
+            Err(e) => Err(e.into()),
         };
-        Ok(self.execute(slot, run, None).await)
+        elsewhere.release().await;
+        outcome
     }
 
     /// `hindsight jobs run NAME`: run now, under the same guards (a busy job is an error, not a
@@ -159,7 +164,7 @@ impl Runner {
     ) -> Result<TickOutcome, JobError> {
         let slot = self.slot(name)?;
         if dry_run {
-            let ctx = self.context(slot, true, progress);
+            let ctx = self.context(slot, Utc::now(), true, progress);
             let started = Instant::now();
             let mut stats = slot.configured.job.run(&ctx).await?;
             stats.seconds = started.elapsed().as_secs_f64();
@@ -172,27 +177,34 @@ impl Runner {
         }
         let busy = || JobError::Busy(name.to_owned());
         let _running = slot.running.try_lock().map_err(|_| busy())?;
-        let _elsewhere = self
+        let elsewhere = self
             .db
             .try_lock(&job_lock_key(name))
             .await?
             .ok_or_else(busy)?;
         let now = Utc::now();
-        let run = self
+        let outcome = match self
             .db
             .claim(name, now, &format!("{} (manual)", self.node), now)
-            .await?
-            .ok_or_else(busy)?;
-        Ok(self.execute(slot, run, progress).await)
+            .await
+        {
+            Ok(Some(run)) => Ok(self.execute(slot, run, now, progress).await),
+            Ok(None) => Err(busy()),
+            Err(e) => Err(e.into()),
+        };
+        elsewhere.release().await;
+        outcome
     }
 
     fn context(
         &self,
         slot: &Slot,
+        tick: DateTime<Utc>,
         dry_run: bool,
         progress: Option<Arc<dyn Fn(Progress) + Send + Sync>>,
     ) -> JobContext {
         JobContext {
+            tick,
             service: self.service.clone(),
             db: self.db.clone(),
             batch_size: slot.configured.settings.batch_size as i64,
@@ -208,11 +220,12 @@ impl Runner {
         &self,
         slot: &Slot,
         run: i64,
+        tick: DateTime<Utc>,
         progress: Option<Arc<dyn Fn(Progress) + Send + Sync>>,
     ) -> TickOutcome {
         let name = slot.configured.settings.name.as_str();
         self.live_runs().insert(run);
-        let ctx = self.context(slot, false, progress);
+        let ctx = self.context(slot, tick, false, progress);
         let started = Instant::now();
         tracing::info!(job = name, run, "job started");
         let result = slot.configured.job.run(&ctx).await;

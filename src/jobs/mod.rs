@@ -67,6 +67,8 @@ pub struct Progress {
 
 /// Everything a run may use.
 pub struct JobContext {
+    /// The tick this run belongs to (a manual run: when it was asked for).
+    pub tick: chrono::DateTime<chrono::Utc>,
     pub service: Arc<MemoryService>,
     pub db: Arc<dyn Database>,
     /// Rows per batch; each batch is its own transaction.

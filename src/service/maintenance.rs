@@ -141,15 +141,18 @@ impl MemoryService {
             );
             return Ok(0);
         }
-        let _refill = self.store.lock("index-refill").await?;
-        if self.index.count().await? > 0 {
-            return Ok(0); // another replica refilled it while we waited
-        }
-        tracing::warn!(
-            expected,
-            "shared index is empty; refilling it from the store"
-        );
-        self.fill_index(|_| {}).await
+        let refill = self.store.lock("index-refill").await?;
+        let result = if self.index.count().await? > 0 {
+            Ok(0) // another replica refilled it while we waited
+        } else {
+            tracing::warn!(
+                expected,
+                "shared index is empty; refilling it from the store"
+            );
+            self.fill_index(|_| {}).await
+        };
+        refill.release().await;
+        result
     }
 
     async fn indexable_count(&self) -> Result<usize, ServiceError> {

@@ -33,7 +33,7 @@ impl MemoryService {
         // Replicas sharing the database and the index queue here, held until the new row is in
         // the index so their dedup probe sees it. An embedded index has the database to itself
         // (startup claims it), so the process lock above is enough.
-        let _scope = if self.index.is_shared() {
+        let scope = if self.index.is_shared() {
             Some(
                 self.store
                     .lock(&format!(
@@ -46,10 +46,16 @@ impl MemoryService {
         } else {
             None
         };
-        if let Some(existing) = self.find_duplicate(&valid, &embedding).await? {
-            return self.merge_into(existing, valid, embedding).await;
+        let result = match self.find_duplicate(&valid, &embedding).await {
+            Ok(Some(existing)) => self.merge_into(existing, valid, embedding).await,
+            Ok(None) => self.insert_new(&valid, &embedding).await,
+            Err(e) => Err(e),
+        };
+        // Let the next writer of this scope in now, not when the pool reuses the connection.
+        if let Some(scope) = scope {
+            scope.release().await;
         }
-        self.insert_new(&valid, &embedding).await
+        result
     }
 
     /// The most similar active memory of the same namespace and type above the dedup threshold,

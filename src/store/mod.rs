@@ -192,22 +192,36 @@ pub struct LexicalHit {
     pub score: f64,
 }
 
-/// A lock in the database that lasts as long as this value (a write's scope lock, a process's
-/// claim on the database for its embedded index). Released when dropped.
+/// Whatever holds a database lock (a transaction, a connection), and how to let go of it now.
+#[async_trait]
+pub trait HeldLock: Send {
+    async fn release(self: Box<Self>);
+}
+
+/// A lock in the database that lasts as long as this value (a write's scope lock, a job's
+/// run, a process's claim on the database for its embedded index). Released when dropped; call
+/// `release` where the next holder should not wait: a dropped PostgreSQL transaction is only
+/// rolled back (and its lock freed) once its connection is used again.
 pub struct StoreLock {
-    _held: Option<Box<dyn Send>>,
+    held: Option<Box<dyn HeldLock>>,
 }
 
 impl StoreLock {
     /// For a store only one process writes to (SQLite: the data-dir lock sees to that), where
     /// the service's own write lock already serialises writers.
     pub fn process_local() -> Self {
-        Self { _held: None }
+        Self { held: None }
     }
 
-    pub fn holding(resource: impl Send + 'static) -> Self {
+    pub fn holding(resource: impl HeldLock + 'static) -> Self {
         Self {
-            _held: Some(Box::new(resource)),
+            held: Some(Box::new(resource)),
+        }
+    }
+
+    pub async fn release(self) {
+        if let Some(held) = self.held {
+            held.release().await;
         }
     }
 }

@@ -94,6 +94,25 @@ impl PostgresStore {
 
 /// Timestamps are kept at millisecond precision, as in SQLite: `mark_indexed` compares the
 /// `updated_at` a caller saw with the stored one, so both must round the same way.
+#[async_trait]
+impl super::HeldLock for sqlx::Transaction<'static, sqlx::Postgres> {
+    async fn release(self: Box<Self>) {
+        // Rolling back ends the transaction and with it every xact-scoped advisory lock.
+        if let Err(e) = (*self).rollback().await {
+            tracing::warn!(error = %e, "releasing a database lock failed; it ends with its connection");
+        }
+    }
+}
+
+#[async_trait]
+impl super::HeldLock for sqlx::PgConnection {
+    async fn release(self: Box<Self>) {
+        use sqlx::Connection;
+        // Session-level locks end with the session.
+        let _ = (*self).close().await;
+    }
+}
+
 pub(super) fn ms(at: DateTime<Utc>) -> DateTime<Utc> {
     Utc.timestamp_millis_opt(at.timestamp_millis())
         .single()

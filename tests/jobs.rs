@@ -1,0 +1,623 @@
+//! The job runner and its jobs, in-process, on both stores (River-style: one suite, every
+//! backend): expire, archive and restore, dry runs, one run per tick, the overlap guards,
+//! catch-up and graceful stop, capacity alerts delivered to a real HTTP receiver.
+
+mod common;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration as StdDuration;
+
+use async_trait::async_trait;
+use axum::Json;
+use axum::extract::State;
+use axum::routing::post;
+use chrono::{DateTime, Duration, Utc};
+use hindsight::domain::{
+    Content, Importance, Memory, MemoryId, MemoryType, Namespace, NewMemory, Status,
+};
+use hindsight::embed::{BuiltinEmbedder, Embedder};
+use hindsight::jobs::{
+    ConfiguredJob, Engine, Job, JobContext, JobError, JobSettings, JobStats, Runner, TickOutcome,
+};
+use hindsight::metrics::Metrics;
+use hindsight::service::{MemoryService, Rules, SearchRequest};
+use hindsight::store::{
+    Database, MemoryStore, PoolSize, PostgresStore, RestoreSelector, RunStatus, SqliteStore,
+};
+use serde_json::{Value, json};
+use tokio::sync::Notify;
+
+/// Fields drop in order: the service (and its index) before the directories under it.
+pub struct Fixture {
+    service: Arc<MemoryService>,
+    db: Arc<dyn Database>,
+    dir: tempfile::TempDir,
+    _guard: Box<dyn Send>,
+    /// PostgreSQL: the test database's URL (for a second replica's pool).
+    url: Option<String>,
+}
+
+impl Fixture {
+    async fn new(db: Arc<dyn Database>, guard: Box<dyn Send>, url: Option<String>) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let embedder: Arc<dyn Embedder> = Arc::new(BuiltinEmbedder::new());
+        let index = common::open_index(dir.path(), embedder.dimension()).await;
+        let store: Arc<dyn MemoryStore> = db.clone();
+        let service = MemoryService::start(store, index, embedder, Rules::default())
+            .await
+            .unwrap();
+        Self {
+            _guard: guard,
+            url,
+            dir,
+            service: Arc::new(service),
+            db,
+        }
+    }
+
+    /// A runner with `jobs` (name, job, batch size), each on a never-firing test schedule.
+    fn runner(&self, jobs: Vec<(&str, Arc<dyn Job>, usize)>) -> Arc<Runner> {
+        let jobs = jobs
+            .into_iter()
+            .map(|(name, job, batch)| {
+                let mut settings =
+                    JobSettings::defaults(self.dir.path(), name, "0 0 0 1 1 * 2099").unwrap();
+                settings.batch_size = batch;
+                ConfiguredJob { settings, job }
+            })
+            .collect();
+        Runner::new(
+            jobs,
+            self.service.clone(),
+            self.db.clone(),
+            true,
+            self.service.metrics().clone(),
+        )
+    }
+
+    /// A row written straight to the store (any age, any expiry), then indexed.
+    async fn seed(
+        &self,
+        content: &str,
+        age: Duration,
+        expires_in: Option<Duration>,
+        accesses: i64,
+    ) -> Memory {
+        let now = Utc::now();
+        let embedding = self
+            .service
+            .embedder()
+            .embed(&[content.to_owned()])
+            .await
+            .unwrap()
+            .remove(0);
+        let mut memory = NewMemory {
+            id: uuid::Uuid::now_v7(),
+            namespace: Namespace::parse("jobs").unwrap(),
+            memory_type: MemoryType::Episodic,
+            content: Content::parse(content, 1000).unwrap(),
+            importance: Importance::parse(0.5).unwrap(),
+            entity: None,
+            attribute: None,
+            source: json!({"test": true}),
+            metadata: json!({}),
+            created_at: now - age,
+            expires_at: expires_in.map(|d| now + d),
+            embedding_model: self.service.embedder().id().to_owned(),
+            embedding,
+        }
+        .into_memory();
+        memory.access_count = accesses;
+        self.db.insert(&memory).await.unwrap();
+        memory
+    }
+
+    async fn search_ids(&self, query: &str) -> Vec<MemoryId> {
+        let result = self
+            .service
+            .search(&SearchRequest {
+                query: query.to_owned(),
+                namespace: Some("jobs".into()),
+                top_k: Some(20),
+                ..SearchRequest::default()
+            })
+            .await
+            .unwrap();
+        result.memories.into_iter().map(|h| h.id).collect()
+    }
+}
+
+fn ran(outcome: TickOutcome) -> (i64, RunStatus, JobStats) {
+    match outcome {
+        TickOutcome::Ran {
+            run, status, stats, ..
+        } => (run, status, stats),
+        TickOutcome::Skipped(reason) => panic!("expected a run, skipped: {reason}"),
+    }
+}
+
+fn job(name: &str) -> Arc<dyn Job> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("jobs");
+    hindsight::jobs::load_jobs(&dir)
+        .unwrap()
+        .into_iter()
+        .find(|j| j.settings.name == name)
+        .unwrap()
+        .job
+}
+
+pub async fn expire_expires_due_rows_in_batches_and_drops_their_points(f: Fixture) {
+    let mut due = Vec::new();
+    for i in 0..5 {
+        due.push(
+            f.seed(
+                &format!("scratch note {i}"),
+                Duration::hours(2),
+                Some(Duration::seconds(-10)),
+                0,
+            )
+            .await,
+        );
+    }
+    let later = f
+        .seed("kept note", Duration::hours(2), Some(Duration::days(1)), 0)
+        .await;
+    f.service.repair_index().await.unwrap();
+    let points_before = f.service.index().count().await.unwrap();
+    let runner = f.runner(vec![("expire", job("expire"), 2)]);
+
+    let (_, status, dry) = ran(runner.run_now("expire", true, None).await.unwrap());
+    assert_eq!(status, RunStatus::Ok);
+    assert!(dry.dry_run);
+    assert_eq!(dry.examined, 5);
+    assert_eq!(dry.changed, 0);
+    assert_eq!(dry.details["would_expire"].as_array().unwrap().len(), 5);
+    assert_eq!(f.db.count_expire_due(Utc::now()).await.unwrap(), 5, "a dry run changes nothing");
+    assert!(
+        f.db.history(Some("expire"), 10).await.unwrap().is_empty(),
+        "a dry run is not recorded"
+    );
+
+    let (run, status, stats) = ran(runner.run_now("expire", false, None).await.unwrap());
+    assert_eq!(status, RunStatus::Ok);
+    assert_eq!((stats.changed, stats.batches), (5, 3), "batches of 2");
+    for m in &due {
+        assert_eq!(f.db.get(m.id).await.unwrap().unwrap().status, Status::Expired);
+    }
+    assert_eq!(f.db.get(later.id).await.unwrap().unwrap().status, Status::Active);
+    assert_eq!(f.service.index().count().await.unwrap(), points_before - 5);
+    f.service.flush().await.unwrap();
+    assert!(f.db.index_pending(10).await.unwrap().is_empty());
+    let history = f.db.history(Some("expire"), 10).await.unwrap();
+    assert_eq!(history.len(), 1);
+    assert_eq!(history[0].id, run);
+    assert_eq!(history[0].status, RunStatus::Ok);
+    assert_eq!(history[0].stats["changed"], json!(5));
+
+    // Idempotent: nothing left to do.
+    let (_, _, again) = ran(runner.run_now("expire", false, None).await.unwrap());
+    assert_eq!(again.changed, 0);
+}
+
+pub async fn archive_takes_cold_rows_out_of_search_and_restore_brings_them_back(f: Fixture) {
+    let cold = f
+        .seed("quarterly zebra census results", Duration::days(120), None, 0)
+        .await;
+    let popular = f
+        .seed("zebra feeding schedule", Duration::days(120), None, 5)
+        .await;
+    let young = f.seed("zebra sighting today", Duration::days(3), None, 0).await;
+    f.service.repair_index().await.unwrap();
+    assert!(f.search_ids("zebra census").await.contains(&cold.id));
+    let runner = f.runner(vec![("archive", job("archive"), 1000)]);
+
+    let (_, _, dry) = ran(runner.run_now("archive", true, None).await.unwrap());
+    assert_eq!(dry.examined, 1);
+    assert_eq!(dry.details["would_archive"], json!([cold.id]));
+    assert_eq!(f.db.count_archived().await.unwrap(), 0, "a dry run changes nothing");
+
+    let (_, status, stats) = ran(runner.run_now("archive", false, None).await.unwrap());
+    assert_eq!(status, RunStatus::Ok);
+    assert_eq!(stats.changed, 1);
+    assert_eq!(stats.details["sink"], json!("table"));
+    assert_eq!(f.db.count_archived().await.unwrap(), 1);
+    assert!(f.db.get(cold.id).await.unwrap().is_none());
+    let found = f.search_ids("zebra census").await;
+    assert!(!found.contains(&cold.id), "archived rows are never returned by search");
+    assert!(found.contains(&popular.id) && found.contains(&young.id));
+
+    let report = hindsight::jobs::archive::restore(
+        &f.service,
+        f.db.as_ref(),
+        &RestoreSelector::Ids(vec![cold.id]),
+    )
+    .await
+    .unwrap();
+    assert_eq!(report.restored, 1);
+    assert!(report.indexed >= 1);
+    assert_eq!(f.db.count_archived().await.unwrap(), 0);
+    assert!(f.search_ids("zebra census").await.contains(&cold.id));
+}
+
+/// A job that blocks until released, counting its runs.
+struct Gate {
+    started: Notify,
+    release: Notify,
+    runs: AtomicUsize,
+    saw_cancel: AtomicUsize,
+}
+
+impl Gate {
+    fn new() -> Arc<Self> {
+        Arc::new(Self {
+            started: Notify::new(),
+            release: Notify::new(),
+            runs: AtomicUsize::new(0),
+            saw_cancel: AtomicUsize::new(0),
+        })
+    }
+}
+
+#[async_trait]
+impl Job for Gate {
+    async fn run(&self, ctx: &JobContext) -> Result<JobStats, JobError> {
+        self.runs.fetch_add(1, Ordering::SeqCst);
+        self.started.notify_one();
+        self.release.notified().await;
+        if ctx.cancel.is_cancelled() {
+            self.saw_cancel.fetch_add(1, Ordering::SeqCst);
+        }
+        Ok(JobStats {
+            changed: 1,
+            stopped_early: ctx.cancel.is_cancelled(),
+            ..JobStats::default()
+        })
+    }
+}
+
+fn tick(n: i64) -> DateTime<Utc> {
+    DateTime::parse_from_rfc3339("2026-06-01T00:00:00Z")
+        .unwrap()
+        .to_utc()
+        + Duration::seconds(n)
+}
+
+pub async fn one_run_per_tick_and_never_two_at_once(f: Fixture) {
+    let gate = Gate::new();
+    let runner = f.runner(vec![("gate", gate.clone() as Arc<dyn Job>, 10)]);
+    let first = tokio::spawn({
+        let runner = runner.clone();
+        async move { runner.tick("gate", tick(0)).await.unwrap() }
+    });
+    gate.started.notified().await;
+    assert_eq!(
+        runner.tick("gate", tick(1)).await.unwrap(),
+        TickOutcome::Skipped("previous run still going")
+    );
+    assert!(matches!(
+        runner.run_now("gate", false, None).await,
+        Err(JobError::Busy(_))
+    ));
+    gate.release.notify_one();
+    let (_, status, _) = ran(first.await.unwrap());
+    assert_eq!(status, RunStatus::Ok);
+
+    // The same tick again (a second replica, or a retry): claimed already.
+    assert_eq!(
+        runner.tick("gate", tick(0)).await.unwrap(),
+        TickOutcome::Skipped("tick claimed by another replica")
+    );
+    assert_eq!(gate.runs.load(Ordering::SeqCst), 1);
+    assert!(matches!(
+        runner.tick("nope", tick(0)).await,
+        Err(JobError::Unknown(..))
+    ));
+    let history = f.db.history(Some("gate"), 10).await.unwrap();
+    assert_eq!(history.len(), 1);
+    assert_eq!(history[0].scheduled_for, tick(0));
+}
+
+pub async fn a_failed_run_is_recorded_with_its_error(f: Fixture) {
+    struct Broken;
+    #[async_trait]
+    impl Job for Broken {
+        async fn run(&self, _: &JobContext) -> Result<JobStats, JobError> {
+            Err(JobError::Busy("downstream".into()))
+        }
+    }
+    let runner = f.runner(vec![("broken", Arc::new(Broken) as Arc<dyn Job>, 10)]);
+    let outcome = runner.tick("broken", tick(0)).await.unwrap();
+    let TickOutcome::Ran { status, error, .. } = outcome else {
+        panic!("{outcome:?}")
+    };
+    assert_eq!(status, RunStatus::Failed);
+    assert!(error.unwrap().contains("downstream"));
+    let history = f.db.history(Some("broken"), 1).await.unwrap();
+    assert_eq!(history[0].status, RunStatus::Failed);
+    assert!(history[0].error.as_deref().unwrap().contains("downstream"));
+    assert_eq!(f.db.last_success("broken").await.unwrap(), None);
+}
+
+pub async fn start_catches_up_once_and_stop_waits_for_the_running_batch(f: Fixture) {
+    // A daily job that never succeeded: the engine runs its latest tick once at start.
+    let gate = Gate::new();
+    let mut settings = JobSettings::defaults(f.dir.path(), "gate", "0 30 3 * * *").unwrap();
+    settings.batch_size = 10;
+    let runner = Runner::new(
+        vec![ConfiguredJob {
+            settings: settings.clone(),
+            job: gate.clone(),
+        }],
+        f.service.clone(),
+        f.db.clone(),
+        true,
+        Arc::new(Metrics::new()),
+    );
+    let engine = Engine::start(runner).await.unwrap();
+    tokio::time::timeout(StdDuration::from_secs(10), gate.started.notified())
+        .await
+        .expect("the missed tick runs at start");
+    // Stop while it runs: stop waits for it, and the job sees the stop.
+    let stopping = tokio::spawn(engine.shutdown(StdDuration::from_secs(10)));
+    tokio::time::sleep(StdDuration::from_millis(300)).await;
+    assert!(!stopping.is_finished(), "shutdown waits for the running job");
+    gate.release.notify_one();
+    tokio::time::timeout(StdDuration::from_secs(10), stopping)
+        .await
+        .expect("shutdown returns once the job ends")
+        .unwrap();
+    assert_eq!(gate.saw_cancel.load(Ordering::SeqCst), 1);
+    let history = f.db.history(Some("gate"), 10).await.unwrap();
+    assert_eq!(history.len(), 1);
+    assert_eq!(history[0].status, RunStatus::Ok);
+    assert_eq!(history[0].stats["stopped_early"], json!(true));
+    let latest = settings.schedule.latest_at_or_before(Utc::now()).unwrap();
+    assert_eq!(history[0].scheduled_for, latest);
+
+    // Started again with that success on record: nothing to catch up.
+    let runner = Runner::new(
+        vec![ConfiguredJob {
+            settings,
+            job: gate.clone(),
+        }],
+        f.service.clone(),
+        f.db.clone(),
+        true,
+        Arc::new(Metrics::new()),
+    );
+    let engine = Engine::start(runner).await.unwrap();
+    tokio::time::sleep(StdDuration::from_millis(1500)).await;
+    engine.shutdown(StdDuration::from_secs(5)).await;
+    assert_eq!(gate.runs.load(Ordering::SeqCst), 1, "no second catch-up run");
+}
+
+/// Records every POST body it receives, by path; answers `status`.
+#[derive(Clone, Default)]
+struct Receiver {
+    bodies: Arc<std::sync::Mutex<Vec<(String, Value)>>>,
+    fail: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Receiver {
+    async fn start(&self) -> String {
+        async fn record(
+            State(r): State<Receiver>,
+            uri: axum::http::Uri,
+            Json(body): Json<Value>,
+        ) -> axum::http::StatusCode {
+            r.bodies.lock().unwrap().push((uri.path().to_owned(), body));
+            if r.fail.load(Ordering::SeqCst) {
+                axum::http::StatusCode::INTERNAL_SERVER_ERROR
+            } else {
+                axum::http::StatusCode::OK
+            }
+        }
+        let app = axum::Router::new()
+            .route("/api/v2/alerts", post(record))
+            .route("/hook", post(record))
+            .with_state(self.clone());
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        format!("http://{addr}")
+    }
+
+    fn take(&self) -> Vec<(String, Value)> {
+        std::mem::take(&mut *self.bodies.lock().unwrap())
+    }
+}
+
+fn capacity_job(dir: &std::path::Path, base: &str) -> Arc<dyn Job> {
+    std::fs::write(
+        dir.join("capacity.toml"),
+        format!(
+            "cron = \"0 */5 * * * *\"\n[params]\nmax_total = 4\nwarn_ratio = 0.5\n\
+             alertmanager_url = \"{base}\"\nwebhook_url = \"{base}/hook\"\n"
+        ),
+    )
+    .unwrap();
+    hindsight::jobs::load_jobs(dir)
+        .unwrap()
+        .into_iter()
+        .find(|j| j.settings.name == "capacity")
+        .unwrap()
+        .job
+}
+
+fn alert_labels(body: &Value) -> Vec<(String, String, bool)> {
+    let now = Utc::now();
+    body.as_array()
+        .unwrap()
+        .iter()
+        .map(|a| {
+            assert_eq!(a["labels"]["alertname"], json!("HindsightMemoryCapacity"));
+            let ends = DateTime::parse_from_rfc3339(a["endsAt"].as_str().unwrap()).unwrap();
+            (
+                a["labels"]["namespace"].as_str().unwrap().to_owned(),
+                a["labels"]["severity"].as_str().unwrap().to_owned(),
+                ends > now, // firing (ends later) or resolved (ended)
+            )
+        })
+        .collect()
+}
+
+pub async fn capacity_alerts_fire_escalate_and_resolve(f: Fixture) {
+    let receiver = Receiver::default();
+    let base = receiver.start().await;
+    let config = tempfile::tempdir().unwrap();
+    let runner = f.runner(vec![("capacity", capacity_job(config.path(), &base), 1000)]);
+    let mut rows = Vec::new();
+    for i in 0..3 {
+        rows.push(f.seed(&format!("row {i}"), Duration::hours(1), None, 0).await);
+    }
+
+    // 3 of 4: over 50 %, a warning fires, to both receivers.
+    ran(runner.run_now("capacity", false, None).await.unwrap());
+    let got = receiver.take();
+    assert_eq!(got.len(), 2, "{got:?}");
+    assert_eq!(got[0].0, "/api/v2/alerts");
+    assert_eq!(
+        alert_labels(&got[0].1),
+        vec![("_all".into(), "warning".into(), true)]
+    );
+    assert_eq!(got[1].0, "/hook");
+    assert_eq!(got[1].1["firing"][0]["severity"], json!("warning"));
+    assert_eq!(got[1].1["firing"][0]["count"], json!(3));
+
+    // 5 of 4: critical fires, the warning resolves.
+    for i in 3..5 {
+        rows.push(f.seed(&format!("row {i}"), Duration::hours(1), None, 0).await);
+    }
+    ran(runner.run_now("capacity", false, None).await.unwrap());
+    let got = receiver.take();
+    assert_eq!(
+        alert_labels(&got[0].1),
+        vec![
+            ("_all".into(), "critical".into(), true),
+            ("_all".into(), "warning".into(), false)
+        ]
+    );
+    // Still over: re-sent while firing.
+    ran(runner.run_now("capacity", false, None).await.unwrap());
+    assert_eq!(
+        alert_labels(&receiver.take()[0].1),
+        vec![("_all".into(), "critical".into(), true)]
+    );
+
+    // Back under, but the receiver is down: the run fails and the resolve is retried.
+    let store: &dyn MemoryStore = f.db.as_ref();
+    for m in &rows[..4] {
+        store
+            .forget(&hindsight::store::ForgetSelector::Id(m.id), true, Utc::now())
+            .await
+            .unwrap();
+    }
+    receiver.fail.store(true, Ordering::SeqCst);
+    let (_, status, _) = ran(runner.run_now("capacity", false, None).await.unwrap());
+    assert_eq!(status, RunStatus::Failed);
+    receiver.take();
+    receiver.fail.store(false, Ordering::SeqCst);
+    ran(runner.run_now("capacity", false, None).await.unwrap());
+    let got = receiver.take();
+    assert_eq!(
+        alert_labels(&got[0].1),
+        vec![("_all".into(), "critical".into(), false)]
+    );
+    assert_eq!(got[1].1["resolved"][0]["severity"], json!("critical"));
+    // Nothing firing, nothing resolved: silence.
+    ran(runner.run_now("capacity", false, None).await.unwrap());
+    assert!(receiver.take().is_empty());
+}
+
+macro_rules! jobs_suite {
+    ($backend:ident, $open:expr) => {
+        mod $backend {
+            use super::*;
+            jobs_suite!(@tests $open;
+                expire_expires_due_rows_in_batches_and_drops_their_points,
+                archive_takes_cold_rows_out_of_search_and_restore_brings_them_back,
+                one_run_per_tick_and_never_two_at_once,
+                a_failed_run_is_recorded_with_its_error,
+                start_catches_up_once_and_stop_waits_for_the_running_batch,
+                capacity_alerts_fire_escalate_and_resolve,
+            );
+        }
+    };
+    (@tests $open:expr; $($test:ident),* $(,)?) => {
+        $(
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $test() {
+                super::$test($open.await).await;
+            }
+        )*
+    };
+}
+
+async fn sqlite() -> Fixture {
+    let dir = tempfile::tempdir().unwrap();
+    let db = SqliteStore::open(&dir.path().join("hindsight.db"))
+        .await
+        .unwrap();
+    Fixture::new(Arc::new(db), Box::new(dir), None).await
+}
+
+async fn postgres() -> Fixture {
+    let database = common::pg::TestDatabase::create().await;
+    let db = PostgresStore::connect(&database.url, PoolSize { min: 1, max: 8 })
+        .await
+        .unwrap();
+    let url = database.url.clone();
+    Fixture::new(Arc::new(db), Box::new(database), Some(url)).await
+}
+
+jobs_suite!(sqlite_backend, sqlite());
+jobs_suite!(postgres_backend, postgres());
+
+/// Two replicas on one PostgreSQL database: while one runs a job, the other's tick of the same
+/// job is skipped (the database lock), and the same tick is never run twice (the claim).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_replicas_never_run_one_job_twice_at_once() {
+    let f = postgres().await;
+    let gate = Gate::new();
+    let one = f.runner(vec![("gate", gate.clone() as Arc<dyn Job>, 10)]);
+    // The second replica: its own pool on the same database.
+    let other_db: Arc<dyn Database> = Arc::new(
+        PostgresStore::connect(f.url.as_deref().unwrap(), PoolSize { min: 1, max: 4 })
+            .await
+            .unwrap(),
+    );
+    let other = Runner::new(
+        vec![ConfiguredJob {
+            settings: JobSettings::defaults(f.dir.path(), "gate", "0 0 0 1 1 * 2099").unwrap(),
+            job: gate.clone(),
+        }],
+        f.service.clone(),
+        other_db,
+        false,
+        Arc::new(Metrics::new()),
+    );
+    let first = tokio::spawn({
+        let one = one.clone();
+        async move { one.tick("gate", tick(0)).await.unwrap() }
+    });
+    gate.started.notified().await;
+    assert_eq!(
+        other.tick("gate", tick(1)).await.unwrap(),
+        TickOutcome::Skipped("running on another replica")
+    );
+    gate.release.notify_one();
+    ran(first.await.unwrap());
+    assert_eq!(
+        other.tick("gate", tick(0)).await.unwrap(),
+        TickOutcome::Skipped("tick claimed by another replica")
+    );
+    let outcome = other.tick("gate", tick(1));
+    let release = async {
+        gate.started.notified().await;
+        gate.release.notify_one();
+    };
+    let (outcome, ()) = tokio::join!(outcome, release);
+    ran(outcome.unwrap());
+    assert_eq!(gate.runs.load(Ordering::SeqCst), 2);
+}
