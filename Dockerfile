@@ -17,9 +17,12 @@ RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates
     && useradd --system --uid 10001 --home-dir /data --shell /usr/sbin/nologin hindsight \
     && mkdir -p /data && chown hindsight /data
 COPY --from=build /hindsight /usr/local/bin/hindsight
+# Default job schedules and thresholds; mount your own directory over it to change them.
+COPY jobs /etc/hindsight/jobs
 USER 10001
 # Listening beyond loopback requires HINDSIGHT_AUTH_TOKEN (the daemon refuses to start without).
 ENV HINDSIGHT_DATA_DIR=/data \
+    HINDSIGHT_JOBS_DIR=/etc/hindsight/jobs \
     HINDSIGHT_LISTEN=0.0.0.0:8765 \
     HINDSIGHT_LOG_FORMAT=json
 VOLUME ["/data"]

@@ -131,8 +131,16 @@ impl Fixture {
 fn ran(outcome: TickOutcome) -> (i64, RunStatus, JobStats) {
     match outcome {
         TickOutcome::Ran {
-            run, status, stats, ..
-        } => (run, status, stats),
+            run,
+            status,
+            mut stats,
+            error,
+        } => {
+            if let Some(error) = error {
+                stats.details.insert("error".into(), json!(error));
+            }
+            (run, status, stats)
+        }
         TickOutcome::Skipped(reason) => panic!("expected a run, skipped: {reason}"),
     }
 }
@@ -230,6 +238,7 @@ pub async fn archive_takes_cold_rows_out_of_search_and_restore_brings_them_back(
     let report = hindsight::jobs::archive::restore(
         &f.service,
         f.db.as_ref(),
+        &hindsight::jobs::archive::Sink::Table,
         &RestoreSelector::Ids(vec![cold.id]),
     )
     .await
@@ -238,6 +247,110 @@ pub async fn archive_takes_cold_rows_out_of_search_and_restore_brings_them_back(
     assert!(report.indexed >= 1);
     assert_eq!(f.db.count_archived().await.unwrap(), 0);
     assert!(f.search_ids("zebra census").await.contains(&cold.id));
+}
+
+/// The archive job with the object sink at `url` (and the sink itself, for restores).
+fn object_archive(dir: &std::path::Path, url: &str) -> (Arc<dyn Job>, hindsight::jobs::archive::Sink) {
+    std::fs::write(
+        dir.join("archive.toml"),
+        format!("cron = \"0 30 3 * * *\"\n[params]\nsink = \"object\"\nobject_url = \"{url}\"\n"),
+    )
+    .unwrap();
+    let jobs = hindsight::jobs::load_jobs(dir).unwrap();
+    let sink = hindsight::jobs::engine::archive_sink(jobs.iter()).unwrap();
+    let job = jobs.into_iter().find(|j| j.settings.name == "archive").unwrap().job;
+    (job, sink)
+}
+
+/// Archive to objects at `url`, check what they hold, restore some by id and a namespace.
+async fn archive_to_objects_and_back(f: &Fixture, url: &str) {
+    let mut cold = Vec::new();
+    for i in 0..5 {
+        cold.push(
+            f.seed(&format!("old giraffe observation {i}"), Duration::days(100 + i), None, 0)
+                .await,
+        );
+    }
+    let keep = f.seed("giraffe seen yesterday", Duration::days(1), None, 0).await;
+    f.service.repair_index().await.unwrap();
+    let config = tempfile::tempdir().unwrap();
+    let (job, sink) = object_archive(config.path(), url);
+    let runner = f.runner(vec![("archive", job, 2)]);
+
+    let (_, status, stats) = ran(runner.run_now("archive", false, None).await.unwrap());
+    assert_eq!(status, RunStatus::Ok, "{stats:?}");
+    assert_eq!(stats.changed, 5);
+    assert_eq!(stats.batches, 3, "batches of 2");
+    assert_eq!(stats.details["sink"], json!("object"));
+    assert_eq!(f.db.count_archived().await.unwrap(), 0, "the rows live only in the objects");
+    let exported = f
+        .db
+        .batches(hindsight::store::BatchState::Exported, None)
+        .await
+        .unwrap();
+    assert_eq!(exported.len(), 3);
+    let hindsight::jobs::archive::Sink::Object(objects) = &sink else {
+        panic!("object sink")
+    };
+    let mut in_objects = Vec::new();
+    for batch in &exported {
+        assert!(batch.key.starts_with("jobs/") && batch.key.ends_with(".jsonl.gz"));
+        let rows = objects.read(&batch.key).await.unwrap();
+        assert_eq!(rows.iter().map(|r| r.memory.id).collect::<Vec<_>>().len(), batch.ids.len());
+        for row in rows {
+            let original = cold.iter().find(|m| m.id == row.memory.id).unwrap();
+            assert_eq!(row.memory.content, original.content);
+            assert_eq!(row.memory.status, Status::Archived);
+            assert_eq!(row.embedding, original.embedding, "vectors kept: no re-embedding");
+            in_objects.push(row.memory.id);
+        }
+    }
+    in_objects.sort();
+    let mut expected: Vec<MemoryId> = cold.iter().map(|m| m.id).collect();
+    expected.sort();
+    assert_eq!(in_objects, expected, "each archived row in exactly one object");
+    assert!(f.db.get(keep.id).await.unwrap().is_some());
+    assert!(!f.search_ids("giraffe observation").await.contains(&cold[0].id));
+
+    // By id: only that row comes back; by namespace: the rest.
+    let report = hindsight::jobs::archive::restore(
+        &f.service,
+        f.db.as_ref(),
+        &sink,
+        &RestoreSelector::Ids(vec![cold[2].id]),
+    )
+    .await
+    .unwrap();
+    assert_eq!(report.restored, 1);
+    assert_eq!(f.db.get(cold[2].id).await.unwrap().unwrap().content, cold[2].content);
+    assert!(f.db.get(cold[3].id).await.unwrap().is_none());
+    assert!(f.search_ids("giraffe observation").await.contains(&cold[2].id));
+    let report = hindsight::jobs::archive::restore(
+        &f.service,
+        f.db.as_ref(),
+        &sink,
+        &RestoreSelector::Namespace("jobs".into()),
+    )
+    .await
+    .unwrap();
+    assert_eq!(report.restored, 4, "the rest, and not the one already back");
+    assert!(report.skipped.is_empty());
+    for m in &cold {
+        assert_eq!(f.db.get(m.id).await.unwrap().unwrap().status, Status::Active);
+    }
+    assert_eq!(f.db.count_archived().await.unwrap(), 0);
+    assert!(
+        f.db.batches(hindsight::store::BatchState::Exported, None)
+            .await
+            .unwrap()
+            .is_empty(),
+        "fully restored objects are marked restored"
+    );
+}
+
+pub async fn archive_to_a_local_directory_and_back(f: Fixture) {
+    let objects = tempfile::tempdir().unwrap();
+    archive_to_objects_and_back(&f, &format!("file://{}", objects.path().display())).await;
 }
 
 /// A job that blocks until released, counting its runs.
@@ -541,6 +654,7 @@ macro_rules! jobs_suite {
                 a_failed_run_is_recorded_with_its_error,
                 start_catches_up_once_and_stop_waits_for_the_running_batch,
                 capacity_alerts_fire_escalate_and_resolve,
+                archive_to_a_local_directory_and_back,
             );
         }
     };

@@ -40,11 +40,15 @@ pub enum ArchiveCommand {
     /// Bring archived memories back into the hot table and the index.
     Restore {
         /// Archived memory ids (repeat the flag).
-        #[arg(long = "id", required_unless_present = "namespace", conflicts_with = "namespace")]
+        #[arg(long = "id", required_unless_present_any = ["namespace", "batch"], conflicts_with_all = ["namespace", "batch"])]
         ids: Vec<uuid::Uuid>,
         /// Every archived memory of this namespace.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "batch")]
         namespace: Option<String>,
+        /// Every memory of one archive object, by its key
+        /// (`<namespace>/<first id>_<last id>.jsonl.gz`, as the object store lists it).
+        #[arg(long)]
+        batch: Option<String>,
     },
 }
 
@@ -131,24 +135,35 @@ async fn run_job(settings: Settings, name: &str, dry_run: bool) -> anyhow::Resul
 }
 
 pub async fn archive(settings: Settings, command: ArchiveCommand) -> anyhow::Result<()> {
-    let ArchiveCommand::Restore { ids, namespace } = command;
-    let selector = match namespace {
-        Some(namespace) => RestoreSelector::Namespace(namespace),
-        None => RestoreSelector::Ids(ids),
-    };
+    let ArchiveCommand::Restore {
+        ids,
+        namespace,
+        batch,
+    } = command;
+    let jobs = startup::load_jobs(&settings)?;
     let result = match DataDirLock::try_acquire(&settings.data_dir)? {
         Acquired::Owner(lock) => {
             let (service, db) = startup::build(&settings).await?;
+            let selector = match (namespace, batch) {
+                (Some(namespace), _) => RestoreSelector::Namespace(namespace),
+                (None, Some(key)) => {
+                    RestoreSelector::Ids(hindsight::jobs::archive::batch_ids(db.as_ref(), &key).await?)
+                }
+                (None, None) => RestoreSelector::Ids(ids),
+            };
+            let sink = hindsight::jobs::engine::archive_sink(jobs.iter())?;
             let report =
-                hindsight::jobs::archive::restore(&service, db.as_ref(), &selector).await?;
+                hindsight::jobs::archive::restore(&service, db.as_ref(), &sink, &selector)
+                    .await?;
             service.flush().await?;
             drop(lock);
             json!(report)
         }
         Acquired::Taken => {
-            let body = match &selector {
-                RestoreSelector::Ids(ids) => json!({ "ids": ids }),
-                RestoreSelector::Namespace(ns) => json!({ "namespace": ns }),
+            let body = match (namespace, batch) {
+                (Some(namespace), _) => json!({ "namespace": namespace }),
+                (None, Some(key)) => json!({ "batch": key }),
+                (None, None) => json!({ "ids": ids }),
             };
             post(&owner(&settings)?, "admin/archive/restore", Some(body)).await?
         }

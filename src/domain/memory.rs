@@ -10,7 +10,7 @@ pub type MemoryId = Uuid;
 
 /// A memory as stored. Rows come from our own database, so fields are plain values; validation
 /// happened on the way in (`NewMemory`).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct Memory {
     pub id: MemoryId,
     pub namespace: String,

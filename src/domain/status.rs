@@ -1,7 +1,8 @@
 use super::ValidationError;
 
 /// Lifecycle of a memory row. Only `Active` (and, on request, `Deprecated`) rows are searchable;
-/// the others are kept for audit until a hard forget removes them.
+/// the others are kept for audit until a hard forget removes them. `Archived` rows live outside
+/// the hot table (`memories_archive`, or objects the archive job wrote).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Status {
@@ -9,14 +10,16 @@ pub enum Status {
     Deprecated,
     Expired,
     Forgotten,
+    Archived,
 }
 
 impl Status {
-    pub const ALL: [Status; 4] = [
+    pub const ALL: [Status; 5] = [
         Self::Active,
         Self::Deprecated,
         Self::Expired,
         Self::Forgotten,
+        Self::Archived,
     ];
 
     pub fn parse(value: &str) -> Result<Self, ValidationError> {
@@ -26,7 +29,7 @@ impl Status {
             .ok_or_else(|| {
                 ValidationError::new(
                     "status",
-                    format!("must be one of active, deprecated, expired, forgotten; got {value:?}"),
+                    format!("must be one of active, deprecated, expired, forgotten, archived; got {value:?}"),
                 )
             })
     }
@@ -37,6 +40,7 @@ impl Status {
             Self::Deprecated => "deprecated",
             Self::Expired => "expired",
             Self::Forgotten => "forgotten",
+            Self::Archived => "archived",
         }
     }
 

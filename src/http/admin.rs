@@ -67,26 +67,39 @@ struct RestoreBody {
     #[serde(default)]
     ids: Vec<uuid::Uuid>,
     namespace: Option<String>,
+    batch: Option<String>,
 }
 
 async fn restore(State(state): State<AdminState>, body: Option<Json<RestoreBody>>) -> Response {
     let Some(Json(body)) = body else {
         return error(
             StatusCode::BAD_REQUEST,
-            "body: expected JSON {\"ids\": [...]} or {\"namespace\": \"...\"}",
+            "body: expected JSON {\"ids\": [...]}, {\"namespace\": \"...\"} or {\"batch\": \"...\"}",
         );
     };
-    let selector = match (body.ids.is_empty(), body.namespace) {
-        (false, None) => RestoreSelector::Ids(body.ids),
-        (true, Some(namespace)) => RestoreSelector::Namespace(namespace),
+    let selector = match (body.ids.is_empty(), body.namespace, body.batch) {
+        (false, None, None) => RestoreSelector::Ids(body.ids),
+        (true, Some(namespace), None) => RestoreSelector::Namespace(namespace),
+        (true, None, Some(key)) => {
+            match crate::jobs::archive::batch_ids(state.db().as_ref(), &key).await {
+                Ok(ids) => RestoreSelector::Ids(ids),
+                Err(e) => return error(StatusCode::NOT_FOUND, &e.to_string()),
+            }
+        }
         _ => {
             return error(
                 StatusCode::BAD_REQUEST,
-                "give exactly one of ids (non-empty) or namespace",
+                "give exactly one of ids (non-empty), namespace or batch",
             );
         }
     };
-    match crate::jobs::archive::restore(state.service(), state.db().as_ref(), &selector).await {
+    let sink = match state.archive_sink() {
+        Ok(sink) => sink,
+        Err(e) => return error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
+    };
+    match crate::jobs::archive::restore(state.service(), state.db().as_ref(), &sink, &selector)
+        .await
+    {
         Ok(report) => Json(json!(report)).into_response(),
         Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
     }

@@ -108,6 +108,11 @@ impl Runner {
         &self.service
     }
 
+    /// Where the archive job's rows are (for restores): its configured sink.
+    pub fn archive_sink(&self) -> Result<super::archive::Sink, JobError> {
+        archive_sink(self.jobs())
+    }
+
     pub fn node(&self) -> &str {
         &self.node
     }
@@ -331,6 +336,16 @@ impl Runner {
     }
 }
 
+/// The archive job's sink among `jobs` (the table when the job is not configured).
+pub fn archive_sink<'a>(
+    mut jobs: impl Iterator<Item = &'a ConfiguredJob>,
+) -> Result<super::archive::Sink, JobError> {
+    match jobs.find(|j| j.settings.name == super::archive::SPEC.name) {
+        Some(job) => Ok(super::archive::sink(&job.settings)?),
+        None => Ok(super::archive::Sink::Table),
+    }
+}
+
 /// How `hindsight jobs run` prints an outcome (and the admin route returns it).
 pub fn outcome_json(job: &str, outcome: &TickOutcome) -> serde_json::Value {
     match outcome {
@@ -377,16 +392,18 @@ impl Engine {
         for slot in runner.slots.iter().filter(|s| s.configured.settings.enabled) {
             let name = slot.configured.settings.name.clone();
             let schedule = slot.configured.settings.schedule.clone();
-            let owner = runner.clone();
+            // Weak: the scheduler's own tasks may outlive `shutdown`; they must not keep the
+            // runner (and with it the service and its index) alive.
+            let owner = Arc::downgrade(&runner);
             let cron = schedule.as_str().to_owned();
             let job = tokio_cron_scheduler::Job::new_async(cron, move |_, _| {
-                let runner = owner.clone();
+                let runner = owner.upgrade();
                 let name = name.clone();
                 // An activation comes up to ~0.5 s after its tick; the tick it belongs to is
                 // the latest at or before now, the same instant on every replica.
                 let tick = schedule.latest_at_or_before(Utc::now());
                 Box::pin(async move {
-                    if let Some(tick) = tick {
+                    if let (Some(runner), Some(tick)) = (runner, tick) {
                         runner.spawn_tick(name, tick);
                     }
                 })

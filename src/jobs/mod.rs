@@ -35,6 +35,12 @@ pub enum JobError {
     Unknown(String, String),
     #[error("job {0} is already running (here or on another replica); try again when it ends")]
     Busy(String),
+    #[error(transparent)]
+    Sink(#[from] archive::object::SinkError),
+    #[error("no archive batch with key {0:?}")]
+    NoBatch(String),
+    #[error(transparent)]
+    Config(#[from] JobConfigError),
     #[error("alert delivery to {target} failed: {message}")]
     Alert { target: String, message: String },
 }

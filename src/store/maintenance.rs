@@ -7,7 +7,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
 use super::StoreError;
-use crate::domain::MemoryId;
+use crate::domain::{Memory, MemoryId};
 
 /// The archive job's selection: active rows created before `created_before` and accessed
 /// fewer than `max_access_count` times.
@@ -34,6 +34,62 @@ pub struct RestoreBatch {
     pub skipped: Vec<MemoryId>,
     /// Where the next batch starts (`None`: this was the last).
     pub next_after: Option<MemoryId>,
+}
+
+/// One batch of the archive job's object sink, as the journal (`archive_batches`) records it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct ArchiveBatch {
+    /// The object's key: `<namespace>/<first id>_<last id>.jsonl.gz`.
+    pub key: String,
+    pub namespace: String,
+    pub ids: Vec<MemoryId>,
+    pub state: BatchState,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BatchState {
+    /// Rows moved to `memories_archive`; the object may not be written yet.
+    Staged,
+    /// The object is written and verified; the rows live only there.
+    Exported,
+    /// Brought back by `hindsight archive restore`.
+    Restored,
+}
+
+impl BatchState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Staged => "staged",
+            Self::Exported => "exported",
+            Self::Restored => "restored",
+        }
+    }
+
+    pub(super) fn parse(text: &str) -> Option<Self> {
+        [Self::Staged, Self::Exported, Self::Restored]
+            .into_iter()
+            .find(|s| s.as_str() == text)
+    }
+}
+
+/// An archived row with every column: one line of an archive object.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ArchivedRow {
+    #[serde(flatten)]
+    pub memory: Memory,
+    /// (`Memory` leaves its vector out of JSON; an archive keeps it, so a restore needs no
+    /// re-embedding.)
+    pub embedding: Vec<f32>,
+    pub lexical: Option<String>,
+    pub archived_at: DateTime<Utc>,
+}
+
+/// The deterministic key of a batch: a retry of the same batch writes the same object.
+pub(super) fn batch_key(namespace: &str, ids: &[MemoryId]) -> String {
+    let first = ids.iter().min().map(|id| id.to_string()).unwrap_or_default();
+    let last = ids.iter().max().map(|id| id.to_string()).unwrap_or_default();
+    format!("{namespace}/{first}_{last}.jsonl.gz")
 }
 
 #[async_trait]
@@ -69,6 +125,37 @@ pub trait MaintenanceStore: Send + Sync + 'static {
 
     /// Rows in `memories_archive`.
     async fn count_archived(&self) -> Result<i64, StoreError>;
+
+    /// The object sink's first step, one transaction: up to `limit` of the oldest matching rows
+    /// of one namespace move to `memories_archive`, and the batch is journalled as `staged`.
+    /// `None` when nothing matches.
+    async fn stage_batch(
+        &self,
+        cold: &ColdRows,
+        limit: i64,
+        at: DateTime<Utc>,
+    ) -> Result<Option<ArchiveBatch>, StoreError>;
+
+    /// Journalled batches in `state`, oldest first; with `selector`, only those holding one
+    /// of its ids or of its namespace.
+    async fn batches(
+        &self,
+        state: BatchState,
+        selector: Option<&RestoreSelector>,
+    ) -> Result<Vec<ArchiveBatch>, StoreError>;
+
+    /// Rows of `memories_archive` with every column.
+    async fn archived_rows(&self, ids: &[MemoryId]) -> Result<Vec<ArchivedRow>, StoreError>;
+
+    /// The object of `key` is written and verified: its rows leave `memories_archive` and the
+    /// batch becomes `exported`, in one transaction. Returns the rows removed.
+    async fn finish_export(&self, key: &str, at: DateTime<Utc>) -> Result<u64, StoreError>;
+
+    /// Put rows read back from an object into `memories_archive`, ready for
+    /// `restore_from_table`. Rows already there, or already back in `memories`, are left alone.
+    async fn unpack(&self, rows: &[ArchivedRow]) -> Result<u64, StoreError>;
+
+    async fn set_batch_state(&self, key: &str, state: BatchState) -> Result<(), StoreError>;
 }
 
 /// `memories_archive`'s columns in the order of `super::COLUMNS`, plus the terms and the time.

@@ -1,16 +1,19 @@
 //! `MaintenanceStore` on PostgreSQL. The archive move is one statement
-//! (`WITH moved AS (DELETE … RETURNING …) INSERT INTO memories_archive …`), and `SKIP LOCKED`
-//! lets replicas archiving at once take different rows.
+//! (`WITH moved AS (DELETE … RETURNING …) INSERT INTO memories_archive …`) over rows selected
+//! `FOR UPDATE SKIP LOCKED`, so replicas archiving at once take different rows.
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
+use sqlx::Row;
+
 use super::maintenance::{
-    ARCHIVE_COLUMNS, ColdRows, MaintenanceStore, RESTORE_COLUMNS, RestoreBatch, RestoreSelector,
-    archive_select, restore_batch, restore_select,
+    ARCHIVE_COLUMNS, ArchiveBatch, ArchivedRow, BatchState, ColdRows, MaintenanceStore,
+    RESTORE_COLUMNS, RestoreBatch, RestoreSelector, archive_select, batch_key, restore_batch,
+    restore_select,
 };
-use super::postgres::ms;
-use super::{PostgresStore, StoreError};
+use super::postgres::{ms, row_to_memory};
+use super::{PostgresStore, StoreError, corrupt};
 use crate::domain::MemoryId;
 
 const COLD: &str = "status = 'active' AND created_at < $1 AND access_count < $2";
@@ -53,22 +56,11 @@ impl MaintenanceStore for PostgresStore {
         limit: i64,
         at: DateTime<Utc>,
     ) -> Result<Vec<MemoryId>, StoreError> {
-        let columns = ARCHIVE_COLUMNS.replace(", archived_at", "");
-        Ok(sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
-            "WITH moved AS ( \
-               DELETE FROM memories WHERE id IN \
-                 (SELECT id FROM memories WHERE {COLD} ORDER BY created_at, id LIMIT $3 \
-                  FOR UPDATE SKIP LOCKED) \
-               RETURNING {columns}) \
-             INSERT INTO memories_archive ({ARCHIVE_COLUMNS}) SELECT {} FROM moved RETURNING id",
-            archive_select("$4")
-        )))
-        .bind(ms(cold.created_before))
-        .bind(cold.max_access_count)
-        .bind(limit)
-        .bind(ms(at))
-        .fetch_all(self.pool())
-        .await?)
+        let mut tx = self.pool().begin().await?;
+        let ids = oldest_cold(&mut tx, cold, None, limit).await?;
+        move_to_archive(&mut tx, &ids, at).await?;
+        tx.commit().await?;
+        Ok(ids)
     }
 
     async fn restore_from_table(
@@ -116,4 +108,218 @@ impl MaintenanceStore for PostgresStore {
             .fetch_one(self.pool())
             .await?)
     }
+
+    async fn stage_batch(
+        &self,
+        cold: &ColdRows,
+        limit: i64,
+        at: DateTime<Utc>,
+    ) -> Result<Option<ArchiveBatch>, StoreError> {
+        let mut tx = self.pool().begin().await?;
+        let namespace: Option<String> = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
+            "SELECT namespace FROM memories WHERE {COLD} ORDER BY created_at, id LIMIT 1 \
+             FOR UPDATE SKIP LOCKED"
+        )))
+        .bind(ms(cold.created_before))
+        .bind(cold.max_access_count)
+        .fetch_optional(&mut *tx)
+        .await?;
+        let Some(namespace) = namespace else {
+            tx.commit().await?;
+            return Ok(None);
+        };
+        let ids = oldest_cold(&mut tx, cold, Some(&namespace), limit).await?;
+        move_to_archive(&mut tx, &ids, at).await?;
+        let key = batch_key(&namespace, &ids);
+        sqlx::query(
+            "INSERT INTO archive_batches (key, namespace, ids, state, row_count, created_at) \
+             VALUES ($1, $2, $3, 'staged', $4, $5)",
+        )
+        .bind(&key)
+        .bind(&namespace)
+        .bind(serde_json::json!(ids))
+        .bind(ids.len() as i64)
+        .bind(ms(at))
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(Some(ArchiveBatch {
+            key,
+            namespace,
+            ids,
+            state: BatchState::Staged,
+        }))
+    }
+
+    async fn batches(
+        &self,
+        state: BatchState,
+        selector: Option<&RestoreSelector>,
+    ) -> Result<Vec<ArchiveBatch>, StoreError> {
+        let (filter, value) = match selector {
+            None => ("TRUE", serde_json::Value::Null),
+            Some(RestoreSelector::Namespace(namespace)) => {
+                ("namespace = ($2 #>> '{}')", serde_json::json!(namespace))
+            }
+            Some(RestoreSelector::Ids(ids)) => (
+                "EXISTS (SELECT 1 FROM jsonb_array_elements_text($2) AS wanted(id) \
+                 WHERE ids ? wanted.id)",
+                serde_json::json!(ids),
+            ),
+        };
+        let rows: Vec<(String, String, serde_json::Value, String)> = sqlx::query_as(
+            sqlx::AssertSqlSafe(format!(
+                "SELECT key, namespace, ids, state FROM archive_batches \
+                 WHERE state = $1 AND {filter} ORDER BY created_at, key"
+            )),
+        )
+        .bind(state.as_str())
+        .bind(value)
+        .fetch_all(self.pool())
+        .await?;
+        rows.into_iter()
+            .map(|(key, namespace, ids, state)| {
+                let bad = |reason: String| corrupt(&format!("archive_batches/{key}"), reason);
+                Ok(ArchiveBatch {
+                    state: BatchState::parse(&state)
+                        .ok_or_else(|| bad(format!("state {state:?}")))?,
+                    ids: serde_json::from_value(ids).map_err(|e| bad(e.to_string()))?,
+                    key,
+                    namespace,
+                })
+            })
+            .collect()
+    }
+
+    async fn archived_rows(&self, ids: &[MemoryId]) -> Result<Vec<ArchivedRow>, StoreError> {
+        let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT {ARCHIVE_COLUMNS} FROM memories_archive WHERE id = ANY($1) ORDER BY id"
+        )))
+        .bind(ids)
+        .fetch_all(self.pool())
+        .await?;
+        rows.iter()
+            .map(|row| {
+                let memory = row_to_memory(row)?;
+                Ok(ArchivedRow {
+                    embedding: memory.embedding.clone(),
+                    memory,
+                    lexical: row.try_get("lexical")?,
+                    archived_at: row.try_get("archived_at")?,
+                })
+            })
+            .collect()
+    }
+
+    async fn finish_export(&self, key: &str, at: DateTime<Utc>) -> Result<u64, StoreError> {
+        let mut tx = self.pool().begin().await?;
+        let removed = sqlx::query(
+            "DELETE FROM memories_archive WHERE id::text IN \
+             (SELECT jsonb_array_elements_text(ids) FROM archive_batches WHERE key = $1)",
+        )
+        .bind(key)
+        .execute(&mut *tx)
+        .await?
+        .rows_affected();
+        sqlx::query(
+            "UPDATE archive_batches SET state = 'exported', exported_at = $2, row_count = $3 \
+             WHERE key = $1",
+        )
+        .bind(key)
+        .bind(ms(at))
+        .bind(removed as i64)
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(removed)
+    }
+
+    async fn unpack(&self, rows: &[ArchivedRow]) -> Result<u64, StoreError> {
+        let mut tx = self.pool().begin().await?;
+        let mut added = 0;
+        for row in rows {
+            let m = &row.memory;
+            added += sqlx::query(sqlx::AssertSqlSafe(format!(
+                "INSERT INTO memories_archive ({ARCHIVE_COLUMNS}) \
+                 SELECT $1, $2, $3, $4, $5, 'archived', $6, $7, $8, $9, $10, $11, $12, $13, $14, \
+                  $15, $16, $17, $18, $19, $20, $21 \
+                 WHERE NOT EXISTS (SELECT 1 FROM memories WHERE id = $1) \
+                 ON CONFLICT (id) DO NOTHING"
+            )))
+            .bind(m.id)
+            .bind(&m.namespace)
+            .bind(m.memory_type.as_str())
+            .bind(&m.content)
+            .bind(m.importance)
+            .bind(&m.entity)
+            .bind(&m.attribute)
+            .bind(&m.source)
+            .bind(&m.merged_sources)
+            .bind(&m.metadata)
+            .bind(ms(m.created_at))
+            .bind(ms(m.updated_at))
+            .bind(m.expires_at.map(ms))
+            .bind(m.last_accessed_at.map(ms))
+            .bind(m.access_count)
+            .bind(m.deprecated_at.map(ms))
+            .bind(m.deprecated_by)
+            .bind(&m.embedding_model)
+            .bind(&row.embedding)
+            .bind(&row.lexical)
+            .bind(ms(row.archived_at))
+            .execute(&mut *tx)
+            .await?
+            .rows_affected();
+        }
+        tx.commit().await?;
+        Ok(added)
+    }
+
+    async fn set_batch_state(&self, key: &str, state: BatchState) -> Result<(), StoreError> {
+        sqlx::query("UPDATE archive_batches SET state = $2 WHERE key = $1")
+            .bind(key)
+            .bind(state.as_str())
+            .execute(self.pool())
+            .await?;
+        Ok(())
+    }
+}
+
+/// The ids of the oldest `limit` matching rows (of `namespace`, if given), locked; rows another
+/// replica is archiving are skipped.
+async fn oldest_cold(
+    tx: &mut sqlx::PgConnection,
+    cold: &ColdRows,
+    namespace: Option<&str>,
+    limit: i64,
+) -> Result<Vec<MemoryId>, StoreError> {
+    Ok(sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
+        "SELECT id FROM memories WHERE {COLD} AND ($4::text IS NULL OR namespace = $4) \
+         ORDER BY created_at, id LIMIT $3 FOR UPDATE SKIP LOCKED"
+    )))
+    .bind(ms(cold.created_before))
+    .bind(cold.max_access_count)
+    .bind(limit)
+    .bind(namespace)
+    .fetch_all(&mut *tx)
+    .await?)
+}
+
+/// Move rows to `memories_archive` in one statement (status `archived`, `archived_at = at`).
+async fn move_to_archive(
+    tx: &mut sqlx::PgConnection,
+    ids: &[MemoryId],
+    at: DateTime<Utc>,
+) -> Result<(), StoreError> {
+    let columns = ARCHIVE_COLUMNS.replace(", archived_at", "");
+    sqlx::query(sqlx::AssertSqlSafe(format!(
+        "WITH moved AS (DELETE FROM memories WHERE id = ANY($1) RETURNING {columns}) \
+         INSERT INTO memories_archive ({ARCHIVE_COLUMNS}) SELECT {} FROM moved",
+        archive_select("$2")
+    )))
+    .bind(ids)
+    .bind(ms(at))
+    .execute(&mut *tx)
+    .await?;
+    Ok(())
 }

@@ -18,7 +18,10 @@ use serde_json::Value;
 use crate::domain::{Memory, MemoryId, MemoryType, Namespace, Status};
 
 pub use ledger::{RunLedger, RunRecord, RunStatus};
-pub use maintenance::{ColdRows, MaintenanceStore, RestoreBatch, RestoreSelector};
+pub use maintenance::{
+    ArchiveBatch, ArchivedRow, BatchState, ColdRows, MaintenanceStore, RestoreBatch,
+    RestoreSelector,
+};
 pub use postgres::{PoolSize, PostgresStore};
 pub use sqlite::SqliteStore;
 

@@ -119,7 +119,7 @@ pub(super) fn ms(at: DateTime<Utc>) -> DateTime<Utc> {
         .unwrap_or(at)
 }
 
-fn row_to_memory(row: &PgRow) -> Result<Memory, StoreError> {
+pub(super) fn row_to_memory(row: &PgRow) -> Result<Memory, StoreError> {
     let id: MemoryId = row.try_get("id")?;
     let id_text = id.to_string();
     let (memory_type, status) = parse_type_and_status(

@@ -145,7 +145,7 @@ fn parse_json(id: &str, column: &str, text: &str) -> Result<Value, StoreError> {
     serde_json::from_str(text).map_err(|e| corrupt(id, format!("{column}: {e}")))
 }
 
-fn row_to_memory(row: &SqliteRow) -> Result<Memory, StoreError> {
+pub(super) fn row_to_memory(row: &SqliteRow) -> Result<Memory, StoreError> {
     let id_text: String = row.try_get("id")?;
     let id = MemoryId::parse_str(&id_text).map_err(|e| corrupt(&id_text, e.to_string()))?;
     let (memory_type, status) = parse_type_and_status(

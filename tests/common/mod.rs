@@ -133,7 +133,9 @@ pub async fn try_wait_for_endpoint(
     pid: u32,
     child: &mut tokio::process::Child,
 ) -> Option<Endpoint> {
-    for _ in 0..600 {
+    // Generous: a start repairs the index first, which takes a while for the crash tests' 20k
+    // rows in a debug build. Only a failing start waits this long.
+    for _ in 0..2400 {
         if let Some(endpoint) = read_endpoint(data_dir)
             && endpoint.pid == pid
             && tokio::net::TcpStream::connect(
@@ -153,7 +155,7 @@ pub async fn try_wait_for_endpoint(
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    panic!("no endpoint published in {} after 30 s", data_dir.display());
+    panic!("no endpoint published in {} after 120 s", data_dir.display());
 }
 
 pub type Client = RunningService<RoleClient, ()>;

@@ -1,0 +1,254 @@
+//! archive: active memories older than `min_age_days` and accessed fewer than
+//! `max_access_count` times leave the hot table and the vector index, every column kept, for
+//! one of two sinks (`sink` in `jobs/archive.toml`):
+//! - `table`: `memories_archive` in the same database, moved one transaction per batch;
+//! - `object`: gzip JSON Lines objects at `object_url` (`object.rs`). Each batch is first moved
+//!   to `memories_archive` and journalled (`staged`), then written under its deterministic key
+//!   and verified, and only then deleted from the table (`exported`). A crash at any point
+//!   leaves a staged batch that the next run writes again under the same key.
+//!
+//! `hindsight archive restore` brings rows back (by id, namespace or batch key). Archived rows
+//! are never returned by search: they are not in `memories` any more.
+
+pub mod object;
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use chrono::{Duration, Utc};
+use serde_json::json;
+
+use super::config::{JobConfigError, JobSettings};
+use super::registry::JobSpec;
+use super::{Job, JobContext, JobError, JobStats};
+use crate::domain::MemoryId;
+use crate::service::MemoryService;
+use crate::store::{ArchiveBatch, BatchState, ColdRows, Database, RestoreSelector};
+use object::ObjectSink;
+
+pub const SPEC: JobSpec = JobSpec {
+    name: "archive",
+    default_cron: "0 30 3 * * *",
+    params: &["min_age_days", "max_access_count", "sink", "object_url"],
+    build,
+};
+
+fn build(settings: &JobSettings) -> Result<Arc<dyn Job>, JobConfigError> {
+    Ok(Arc::new(Archive {
+        min_age: Duration::days(settings.int("min_age_days", 90, 0..=36_500)?),
+        max_access_count: settings.int("max_access_count", 3, 1..=i64::MAX)?,
+        sink: sink(settings)?,
+    }))
+}
+
+/// The sink `jobs/archive.toml` names (also what `hindsight archive restore` reads from).
+pub fn sink(settings: &JobSettings) -> Result<Sink, JobConfigError> {
+    let url = settings.string("object_url")?;
+    match (settings.string("sink")?.as_deref().unwrap_or("table"), url) {
+        ("table", None) => Ok(Sink::Table),
+        ("table", Some(_)) => Err(settings.param_error(
+            "object_url",
+            "is only used with sink = \"object\"",
+        )),
+        ("object", Some(url)) => ObjectSink::from_url(&url)
+            .map(|s| Sink::Object(Arc::new(s)))
+            .map_err(|message| settings.param_error("object_url", message)),
+        ("object", None) => Err(settings.param_error(
+            "object_url",
+            "is required with sink = \"object\" (file:///dir or s3://bucket/prefix)",
+        )),
+        (other, _) => Err(settings.param_error(
+            "sink",
+            format!("must be \"table\" or \"object\", got {other:?}"),
+        )),
+    }
+}
+
+#[derive(Clone)]
+pub enum Sink {
+    Table,
+    Object(Arc<ObjectSink>),
+}
+
+impl Sink {
+    fn name(&self) -> &'static str {
+        match self {
+            Sink::Table => "table",
+            Sink::Object(_) => "object",
+        }
+    }
+}
+
+const SAMPLE: i64 = 20;
+
+pub struct Archive {
+    pub min_age: Duration,
+    /// Rows accessed this many times or more stay hot.
+    pub max_access_count: i64,
+    pub sink: Sink,
+}
+
+#[async_trait]
+impl Job for Archive {
+    async fn run(&self, ctx: &JobContext) -> Result<JobStats, JobError> {
+        let now = Utc::now();
+        let cold = ColdRows {
+            created_before: now - self.min_age,
+            max_access_count: self.max_access_count,
+        };
+        let mut stats = JobStats {
+            dry_run: ctx.dry_run,
+            ..JobStats::default()
+        };
+        stats.details.insert("sink".into(), json!(self.sink.name()));
+        let total = ctx.db.count_cold(&cold).await? as u64;
+        if ctx.dry_run {
+            stats.examined = total;
+            stats.details.insert(
+                "would_archive".into(),
+                json!(ctx.db.cold_ids(&cold, SAMPLE).await?),
+            );
+            return Ok(stats);
+        }
+        if let Sink::Object(sink) = &self.sink {
+            // Batches a crash left staged go out first, under the keys they already have.
+            for batch in ctx.db.batches(BatchState::Staged, None).await? {
+                export(ctx, sink, &batch).await?;
+                stats.details.insert("resumed_batches".into(), json!(true));
+            }
+        }
+        loop {
+            if ctx.cancel.is_cancelled() {
+                stats.stopped_early = true;
+                break;
+            }
+            // One transaction moves the batch; then its points leave the index. A crash in
+            // between leaves points without rows, which search drops (it re-reads every hit).
+            let moved = match &self.sink {
+                Sink::Table => {
+                    ctx.db
+                        .archive_to_table(&cold, ctx.batch_size, Utc::now())
+                        .await?
+                }
+                Sink::Object(sink) => {
+                    match ctx.db.stage_batch(&cold, ctx.batch_size, Utc::now()).await? {
+                        None => Vec::new(),
+                        Some(batch) => {
+                            drop_points(ctx, batch.ids.clone()).await;
+                            export(ctx, sink, &batch).await?;
+                            stats.details.insert("last_object".into(), json!(batch.key));
+                            batch.ids
+                        }
+                    }
+                }
+            };
+            if moved.is_empty() {
+                break;
+            }
+            let n = moved.len();
+            if matches!(self.sink, Sink::Table) {
+                drop_points(ctx, moved).await;
+            }
+            stats.batches += 1;
+            stats.changed += n as u64;
+            ctx.report(stats.changed, Some(total));
+            // A smaller batch means nothing is left (the object sink batches per namespace, so
+            // it only stops when nothing matched).
+            if matches!(self.sink, Sink::Table) && (n as i64) < ctx.batch_size {
+                break;
+            }
+        }
+        stats.examined = stats.changed;
+        Ok(stats)
+    }
+}
+
+async fn drop_points(ctx: &JobContext, ids: Vec<MemoryId>) {
+    let n = ids.len();
+    if let Err(e) = ctx.service.index().delete(ids).await {
+        tracing::warn!(error = %e, rows = n, "archive: index delete failed; search skips the leftover points");
+    }
+}
+
+/// Write a staged batch's object, verify it, then let its rows go from the table.
+async fn export(ctx: &JobContext, sink: &ObjectSink, batch: &ArchiveBatch) -> Result<(), JobError> {
+    let rows = ctx.db.archived_rows(&batch.ids).await?;
+    sink.write(&batch.key, &rows).await?;
+    ctx.db.finish_export(&batch.key, Utc::now()).await?;
+    Ok(())
+}
+
+/// What `hindsight archive restore` did.
+#[derive(Debug, Clone, Default, serde::Serialize, PartialEq)]
+pub struct RestoreReport {
+    pub restored: usize,
+    /// Left in the archive: an active memory holds the same (namespace, entity, attribute).
+    pub skipped: Vec<MemoryId>,
+    /// Restored rows put back into the vector index.
+    pub indexed: usize,
+}
+
+/// The ids of the archive object `key` (for `restore --batch`).
+pub async fn batch_ids(db: &dyn Database, key: &str) -> Result<Vec<MemoryId>, JobError> {
+    for state in [BatchState::Exported, BatchState::Staged, BatchState::Restored] {
+        if let Some(batch) = db
+            .batches(state, None)
+            .await?
+            .into_iter()
+            .find(|b| b.key == key)
+        {
+            return Ok(batch.ids);
+        }
+    }
+    Err(JobError::NoBatch(key.to_owned()))
+}
+
+/// Move the selected archived rows back into `memories`, batch by batch, then index them.
+/// With the object sink, the objects holding them are read back into `memories_archive`
+/// first (newest first, so the latest copy of a row wins).
+pub async fn restore(
+    service: &MemoryService,
+    db: &dyn Database,
+    sink: &Sink,
+    selector: &RestoreSelector,
+) -> Result<RestoreReport, JobError> {
+    const BATCH: i64 = 1_000;
+    let mut report = RestoreReport::default();
+    let mut batches = Vec::new();
+    if let Sink::Object(objects) = sink {
+        batches = db.batches(BatchState::Exported, Some(selector)).await?;
+        for batch in batches.iter().rev() {
+            let rows = objects.read(&batch.key).await?;
+            let wanted: Vec<_> = rows
+                .into_iter()
+                .filter(|r| match selector {
+                    RestoreSelector::Ids(ids) => ids.contains(&r.memory.id),
+                    RestoreSelector::Namespace(ns) => &r.memory.namespace == ns,
+                })
+                .collect();
+            db.unpack(&wanted).await?;
+        }
+    }
+    let mut after = None;
+    loop {
+        let batch = db
+            .restore_from_table(selector, after, BATCH, Utc::now())
+            .await?;
+        report.restored += batch.restored.len();
+        report.skipped.extend(batch.skipped);
+        after = batch.next_after;
+        if after.is_none() {
+            break;
+        }
+    }
+    // An object whose every row is back is done with.
+    for batch in batches {
+        if db.get_many(&batch.ids).await?.len() == batch.ids.len() {
+            db.set_batch_state(&batch.key, BatchState::Restored).await?;
+        }
+    }
+    // Restored rows are `index_pending`: the repair that runs at every start would index them
+    // too, but a restore should be searchable when it returns.
+    report.indexed = service.repair_index().await?;
+    Ok(report)
+}

@@ -1,0 +1,146 @@
+//! The archive job's object sink: batches of archived rows as gzip-compressed JSON Lines (one
+//! row per line, every column, the vector included) in a local directory (`file:///path`) or
+//! an S3 bucket (`s3://bucket/prefix`; S3-compatible servers via `AWS_ENDPOINT`), through the
+//! `object_store` crate. Credentials and endpoint come from the usual `AWS_*` variables.
+
+use std::io::{BufRead, Write};
+use std::sync::Arc;
+
+use object_store::aws::AmazonS3Builder;
+use object_store::local::LocalFileSystem;
+use object_store::path::Path;
+use object_store::prefix::PrefixStore;
+use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
+
+use crate::store::ArchivedRow;
+
+#[derive(Debug, thiserror::Error)]
+pub enum SinkError {
+    #[error("archive object store {url}: {message}")]
+    Store { url: String, message: String },
+    #[error("archive object {key}: {message}")]
+    Object { key: String, message: String },
+}
+
+pub struct ObjectSink {
+    store: Arc<dyn ObjectStore>,
+    url: String,
+}
+
+impl ObjectSink {
+    /// `file:///absolute/dir` (created if missing) or `s3://bucket[/prefix]`.
+    pub fn from_url(url: &str) -> Result<Self, String> {
+        let store: Arc<dyn ObjectStore> = if let Some(dir) = url.strip_prefix("file://") {
+            if !dir.starts_with('/') {
+                return Err(format!("{url:?}: a file:// URL needs an absolute path"));
+            }
+            std::fs::create_dir_all(dir).map_err(|e| format!("{url:?}: {e}"))?;
+            Arc::new(LocalFileSystem::new_with_prefix(dir).map_err(|e| format!("{url:?}: {e}"))?)
+        } else if let Some(rest) = url.strip_prefix("s3://") {
+            let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
+            if bucket.is_empty() {
+                return Err(format!("{url:?}: no bucket"));
+            }
+            let s3 = AmazonS3Builder::from_env()
+                .with_bucket_name(bucket)
+                .build()
+                .map_err(|e| format!("{url:?}: {e}"))?;
+            let prefix = prefix.trim_matches('/');
+            if prefix.is_empty() {
+                Arc::new(s3)
+            } else {
+                Arc::new(PrefixStore::new(s3, prefix))
+            }
+        } else {
+            return Err(format!(
+                "{url:?}: must be file:///absolute/dir or s3://bucket[/prefix]"
+            ));
+        };
+        Ok(Self {
+            store,
+            url: url.to_owned(),
+        })
+    }
+
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// Write `rows` under `key` (replacing what a crashed attempt may have left), then read the
+    /// object back and compare: only a verified object lets the rows go.
+    pub async fn write(&self, key: &str, rows: &[ArchivedRow]) -> Result<u64, SinkError> {
+        let object = |message: String| SinkError::Object {
+            key: key.to_owned(),
+            message,
+        };
+        let bytes = encode(rows).map_err(|e| object(e.to_string()))?;
+        let path = Path::from(key);
+        self.store
+            .put(&path, PutPayload::from(bytes.clone()))
+            .await
+            .map_err(|e| self.store_error(e))?;
+        let read = self
+            .store
+            .get(&path)
+            .await
+            .map_err(|e| self.store_error(e))?
+            .bytes()
+            .await
+            .map_err(|e| self.store_error(e))?;
+        if read.as_ref() != bytes.as_slice() {
+            return Err(object(format!(
+                "read back {} bytes that differ from the {} written",
+                read.len(),
+                bytes.len()
+            )));
+        }
+        Ok(bytes.len() as u64)
+    }
+
+    pub async fn read(&self, key: &str) -> Result<Vec<ArchivedRow>, SinkError> {
+        let bytes = self
+            .store
+            .get(&Path::from(key))
+            .await
+            .map_err(|e| self.store_error(e))?
+            .bytes()
+            .await
+            .map_err(|e| self.store_error(e))?;
+        decode(&bytes).map_err(|message| SinkError::Object {
+            key: key.to_owned(),
+            message,
+        })
+    }
+
+    fn store_error(&self, e: object_store::Error) -> SinkError {
+        SinkError::Store {
+            url: self.url.clone(),
+            message: e.to_string(),
+        }
+    }
+}
+
+fn encode(rows: &[ArchivedRow]) -> std::io::Result<Vec<u8>> {
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    for row in rows {
+        serde_json::to_writer(&mut gz, row)?;
+        gz.write_all(b"\n")?;
+    }
+    gz.finish()
+}
+
+fn decode(bytes: &[u8]) -> Result<Vec<ArchivedRow>, String> {
+    let reader = std::io::BufReader::new(flate2::read::GzDecoder::new(bytes));
+    let mut rows = Vec::new();
+    for (n, line) in reader.lines().enumerate() {
+        let line = line.map_err(|e| format!("line {}: {e}", n + 1))?;
+        if line.is_empty() {
+            continue;
+        }
+        let mut row: ArchivedRow =
+            serde_json::from_str(&line).map_err(|e| format!("line {}: {e}", n + 1))?;
+        row.memory.embedding = row.embedding.clone();
+        rows.push(row);
+    }
+    Ok(rows)
+}

@@ -1,0 +1,452 @@
+//! The jobs in the real daemon: a bad job file fails start; scheduled runs, `/metrics`, the
+//! CLI through the daemon, and a clean stop; crash safety under repeated SIGKILL (both stores);
+//! and two replica processes sharing one PostgreSQL database tick by tick.
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration as StdDuration;
+
+use chrono::{Duration, Utc};
+use common::Daemon;
+use hindsight::domain::{Content, Importance, MemoryType, Namespace, NewMemory};
+use hindsight::embed::{BuiltinEmbedder, Embedder};
+use hindsight::store::{Database, MaintenanceStore, MemoryStore, PoolSize, PostgresStore, SqliteStore};
+use rand::Rng;
+use serde_json::{Value, json};
+
+fn write_jobs(dir: &Path, files: &[(&str, &str)]) {
+    std::fs::create_dir_all(dir).unwrap();
+    for (name, text) in files {
+        std::fs::write(dir.join(format!("{name}.toml")), text).unwrap();
+    }
+}
+
+/// `hindsight ARGS` with this data dir and jobs dir; (exit ok, stdout, stderr).
+fn cli(data_dir: &Path, jobs_dir: &Path, args: &[&str]) -> (bool, String, String) {
+    let output = std::process::Command::new(common::binary())
+        .args(args)
+        .arg("--data-dir")
+        .arg(data_dir)
+        .env("HINDSIGHT_CONFIG", data_dir.join("no-such-config.toml"))
+        .env("HINDSIGHT_JOBS_DIR", jobs_dir)
+        .output()
+        .unwrap();
+    (
+        output.status.success(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn a_bad_job_file_fails_start_naming_the_file_and_the_key() {
+    let data = tempfile::tempdir().unwrap();
+    let jobs = tempfile::tempdir().unwrap();
+    let cases = [
+        (
+            "archive",
+            "cron = \"0 30 3 * * *\"\n[params]\nmin_age_days = -1\n",
+            "params.min_age_days: must be an integer 0..=36500, got -1",
+        ),
+        (
+            "capacity",
+            "cron = \"0 * * * * *\"\n[params]\nalertmanager_url = \"am:9093\"\n",
+            "params.alertmanager_url: must be an http(s) URL",
+        ),
+        ("expire", "cron = \"* * * * *\"\n", "expire.toml: cron:"),
+        ("expier", "cron = \"0 * * * * *\"\n", "no job named \"expier\""),
+    ];
+    for (name, text, expected) in cases {
+        for entry in std::fs::read_dir(jobs.path()).unwrap() {
+            std::fs::remove_file(entry.unwrap().path()).unwrap();
+        }
+        write_jobs(jobs.path(), &[(name, text)]);
+        let (ok, stdout, stderr) = cli(
+            data.path(),
+            jobs.path(),
+            &["serve", "--listen", "127.0.0.1:0"],
+        );
+        assert!(!ok, "{name}: serve must refuse to start");
+        assert!(stdout.is_empty());
+        assert!(stderr.contains(&format!("{name}.toml")), "{stderr}");
+        assert!(stderr.contains(expected), "{name}: {stderr}");
+        assert!(
+            !data.path().join("hindsight.db").exists(),
+            "nothing is created before the configuration is known good"
+        );
+    }
+}
+
+async fn get_text(url: &str, token: Option<&str>) -> (u16, String) {
+    let mut request = reqwest::Client::new().get(url);
+    if let Some(token) = token {
+        request = request.bearer_auth(token);
+    }
+    let response = request.send().await.unwrap();
+    (response.status().as_u16(), response.text().await.unwrap())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_daemon_runs_its_schedule_serves_metrics_and_stops_cleanly() {
+    let data = tempfile::tempdir().unwrap();
+    let jobs = tempfile::tempdir().unwrap();
+    write_jobs(
+        jobs.path(),
+        &[
+            ("expire", "cron = \"* * * * * *\"\n"),
+            ("archive", "enabled = false\ncron = \"0 30 3 * * *\"\n"),
+            ("capacity", "cron = \"0 0 * * * *\"\n[params]\nmax_total = 10\n"),
+        ],
+    );
+    // Written before the daemon starts: expires a moment later.
+    let (ok, _, stderr) = cli(
+        data.path(),
+        jobs.path(),
+        &["memory", "write", "scratch: draft the intro", "--type", "working", "--ttl-days", "0.00002"],
+    );
+    assert!(ok, "{stderr}");
+    let jobs_dir = jobs.path().to_str().unwrap().to_owned();
+    let daemon = Daemon::start(
+        data.path(),
+        &[("HINDSIGHT_JOBS_DIR", &jobs_dir), ("HINDSIGHT_AUTH_TOKEN", "s3cret-token-for-tests")],
+    )
+    .await;
+    let base = daemon.base_url();
+
+    // The per-second expire job picks the row up.
+    let mut metrics = String::new();
+    for _ in 0..100 {
+        metrics = get_text(&format!("{base}/metrics"), Some("s3cret-token-for-tests")).await.1;
+        if metrics.contains("hindsight_rows_expired_total 1") {
+            break;
+        }
+        tokio::time::sleep(StdDuration::from_millis(200)).await;
+    }
+    assert!(metrics.contains("hindsight_rows_expired_total 1"), "{metrics}");
+    assert!(
+        metrics.contains("hindsight_job_runs_total{job=\"expire\",result=\"ok\"}"),
+        "{metrics}"
+    );
+    assert!(metrics.contains("hindsight_job_duration_seconds_bucket{"), "{metrics}");
+    assert!(metrics.contains("hindsight_job_last_success_timestamp_seconds{job=\"expire\"}"));
+    assert!(
+        metrics.contains(
+            "hindsight_memories{namespace=\"default\",memory_type=\"working\",status=\"expired\"} 1"
+        ),
+        "{metrics}"
+    );
+    // Behind the token like /mcp.
+    assert_eq!(get_text(&format!("{base}/metrics"), None).await.0, 401);
+
+    // The CLI goes through the daemon that owns the data dir.
+    let (ok, stdout, stderr) = cli(data.path(), jobs.path(), &["jobs", "run", "capacity"]);
+    assert!(ok, "{stderr}");
+    let result: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(result["status"], json!("ok"));
+    assert_eq!(result["stats"]["active_total"], json!(0));
+    let (ok, _, stderr) = cli(data.path(), jobs.path(), &["jobs", "run", "nope"]);
+    assert!(!ok);
+    assert!(stderr.contains("no job named \"nope\""), "{stderr}");
+    let (ok, stdout, _) = cli(data.path(), jobs.path(), &["jobs", "list"]);
+    assert!(ok);
+    let list: Value = serde_json::from_str(&stdout).unwrap();
+    let expire = list.as_array().unwrap().iter().find(|j| j["name"] == "expire").unwrap();
+    assert_eq!(expire["cron"], json!("* * * * * *"));
+    assert_eq!(expire["last_run"]["status"], json!("ok"));
+    let archive = list.as_array().unwrap().iter().find(|j| j["name"] == "archive").unwrap();
+    assert_eq!(archive["enabled"], json!(false));
+    assert_eq!(archive["next_run"], Value::Null);
+    assert!(
+        metrics.contains("hindsight_mcp_request") || !metrics.is_empty(),
+        "metrics render"
+    );
+
+    let status = daemon.stop().await;
+    assert!(status.success(), "clean exit on SIGTERM: {status}");
+    let (_, stdout, _) = cli(data.path(), jobs.path(), &["jobs", "history", "--limit", "1000"]);
+    let history: Vec<Value> = serde_json::from_str(&stdout).unwrap();
+    assert!(history.iter().any(|r| r["job"] == "capacity" && r["node"].as_str().unwrap().ends_with("(manual)")));
+    assert!(
+        history.iter().all(|r| r["status"] != "running"),
+        "a clean stop leaves no run behind"
+    );
+    assert!(history.iter().all(|r| r["job"] != "archive"), "a disabled job never runs");
+}
+
+/// The crash test's data: cold rows (to archive), due rows (to expire), live rows (to keep).
+struct Seeded {
+    cold: BTreeSet<String>,
+    due: BTreeSet<String>,
+    live: BTreeSet<String>,
+    content: BTreeMap<String, String>,
+}
+
+async fn seed(db: &dyn Database, cold: usize, due: usize, live: usize) -> Seeded {
+    let embedder = BuiltinEmbedder::new();
+    let now = Utc::now();
+    let mut seeded = Seeded {
+        cold: BTreeSet::new(),
+        due: BTreeSet::new(),
+        live: BTreeSet::new(),
+        content: BTreeMap::new(),
+    };
+    for i in 0..cold + due + live {
+        let (kind, age, expires) = if i < cold {
+            ("cold", Duration::days(200), None)
+        } else if i < cold + due {
+            ("due", Duration::hours(1), Some(now - Duration::minutes(1)))
+        } else {
+            ("live", Duration::hours(1), None)
+        };
+        let content = format!("{kind} memory number {i} about topic {}", i % 97);
+        let memory = NewMemory {
+            id: uuid::Uuid::now_v7(),
+            namespace: Namespace::parse(&format!("ns-{}", i % 3)).unwrap(),
+            memory_type: MemoryType::Episodic,
+            content: Content::parse(&content, 1000).unwrap(),
+            importance: Importance::parse(0.5).unwrap(),
+            entity: None,
+            attribute: None,
+            source: json!({"seed": i}),
+            metadata: json!({}),
+            created_at: now - age,
+            expires_at: expires,
+            embedding_model: embedder.id().to_owned(),
+            embedding: embedder.embed(&[content.clone()]).await.unwrap().remove(0),
+        }
+        .into_memory();
+        db.insert(&memory).await.unwrap();
+        let id = memory.id.to_string();
+        match kind {
+            "cold" => seeded.cold.insert(id.clone()),
+            "due" => seeded.due.insert(id.clone()),
+            _ => seeded.live.insert(id.clone()),
+        };
+        seeded.content.insert(id, content);
+    }
+    seeded
+}
+
+/// (id, status, content) of every row in `table`.
+async fn rows(url: &str, table: &str) -> Vec<(String, String, String)> {
+    let sql = format!("SELECT CAST(id AS TEXT), status, content FROM {table}");
+    if url.starts_with("postgres") {
+        let pool = sqlx::PgPool::connect(url).await.unwrap();
+        let rows = sqlx::query_as(sqlx::AssertSqlSafe(sql)).fetch_all(&pool).await.unwrap();
+        pool.close().await;
+        rows
+    } else {
+        let pool = sqlx::SqlitePool::connect(url).await.unwrap();
+        let rows = sqlx::query_as(sqlx::AssertSqlSafe(sql)).fetch_all(&pool).await.unwrap();
+        pool.close().await;
+        rows
+    }
+}
+
+async fn crash_repeatedly_then_check(url: &str, db: Arc<dyn Database>, data: &Path) {
+    let started = std::time::Instant::now();
+    let seeded = seed(db.as_ref(), 8_000, 6_000, 6_000).await;
+    eprintln!("seeded in {:?}", started.elapsed());
+    let jobs = tempfile::tempdir().unwrap();
+    // Small batches: many transactions per run, so the kills land mid-run.
+    write_jobs(
+        jobs.path(),
+        &[
+            ("expire", "cron = \"* * * * * *\"\nbatch_size = 20\n"),
+            ("archive", "cron = \"* * * * * *\"\nbatch_size = 20\n"),
+            ("capacity", "enabled = false\ncron = \"0 0 * * * *\"\n"),
+        ],
+    );
+    let jobs_dir = jobs.path().to_str().unwrap().to_owned();
+    let env = [("HINDSIGHT_JOBS_DIR", jobs_dir.as_str()), ("HINDSIGHT_DATABASE_URL", url)];
+    let mut kills = 0;
+    for round in 0..22 {
+        let daemon = Daemon::start(data, &env).await;
+        let wait = rand::rng().random_range(100..1_500);
+        tokio::time::sleep(StdDuration::from_millis(wait)).await;
+        daemon.crash().await;
+        kills += 1;
+        let left = db.count_cold(&hindsight::store::ColdRows {
+            created_before: Utc::now() - Duration::days(90),
+            max_access_count: 3,
+        })
+        .await
+        .unwrap();
+        eprintln!("crash round {round}: killed after {wait} ms, {left} cold rows left");
+    }
+    // A last clean run finishes what the kills left.
+    let daemon = Daemon::start(data, &env).await;
+    for _ in 0..600 {
+        let cold = db
+            .count_cold(&hindsight::store::ColdRows {
+                created_before: Utc::now() - Duration::days(90),
+                max_access_count: 3,
+            })
+            .await
+            .unwrap();
+        if cold == 0 && db.count_expire_due(Utc::now()).await.unwrap() == 0 {
+            break;
+        }
+        tokio::time::sleep(StdDuration::from_millis(100)).await;
+    }
+    assert!(daemon.stop().await.success());
+
+    let live = rows(url, "memories").await;
+    let archived = rows(url, "memories_archive").await;
+    let live_ids: BTreeSet<String> = live.iter().map(|r| r.0.clone()).collect();
+    let archived_ids: BTreeSet<String> = archived.iter().map(|r| r.0.clone()).collect();
+    assert_eq!(live_ids.len(), live.len(), "no row twice in memories");
+    assert_eq!(archived_ids.len(), archived.len(), "no row twice in the archive");
+    assert!(live_ids.is_disjoint(&archived_ids), "nothing both live and archived");
+    let all: BTreeSet<String> = live_ids.union(&archived_ids).cloned().collect();
+    let original: BTreeSet<String> = seeded.content.keys().cloned().collect();
+    assert_eq!(all, original, "live ∪ archive is exactly the original set");
+    assert_eq!(archived_ids, seeded.cold, "every cold row archived, nothing else");
+    for (id, status, content) in live.iter().chain(&archived) {
+        assert_eq!(&seeded.content[id], content, "row {id} kept its content");
+        let expected = if seeded.cold.contains(id) {
+            "archived"
+        } else if seeded.due.contains(id) {
+            "expired"
+        } else {
+            "active"
+        };
+        assert_eq!(status, expected, "row {id}");
+    }
+    let history = db.history(None, 100_000).await.unwrap();
+    let interrupted = history
+        .iter()
+        .filter(|r| r.status == hindsight::store::RunStatus::Interrupted)
+        .count();
+    assert!(
+        history.iter().all(|r| r.status != hindsight::store::RunStatus::Running),
+        "every killed run is marked interrupted"
+    );
+    eprintln!("{kills} kills, {} runs, {interrupted} interrupted", history.len());
+    assert!(interrupted >= 1, "the kills interrupted runs");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_crash_safety_under_repeated_sigkill() {
+    let data = tempfile::tempdir().unwrap();
+    let path = data.path().join("hindsight.db");
+    let db: Arc<dyn Database> = Arc::new(SqliteStore::open(&path).await.unwrap());
+    let url = format!("sqlite://{}", path.display());
+    crash_repeatedly_then_check(&url, db.clone(), data.path()).await;
+    // The full-text index followed every move.
+    let pool = sqlx::SqlitePool::connect(&url).await.unwrap();
+    sqlx::query("INSERT INTO memories_fts (memories_fts, rank) VALUES ('integrity-check', 1)")
+        .execute(&pool)
+        .await
+        .expect("FTS5 index consistent with its rows");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_crash_safety_under_repeated_sigkill() {
+    let database = common::pg::TestDatabase::create().await;
+    let data = tempfile::tempdir().unwrap();
+    let db: Arc<dyn Database> = Arc::new(
+        PostgresStore::connect(&database.url, PoolSize { min: 1, max: 4 })
+            .await
+            .unwrap(),
+    );
+    crash_repeatedly_then_check(&database.url, db, data.path()).await;
+}
+
+/// The object sink against a real S3-compatible server, through the CLI (a process of its own,
+/// configured by the standard `AWS_*` variables): archive to a bucket, list it, restore.
+/// `HINDSIGHT_TEST_S3_ENDPOINT` names the server (.ci/run starts moto's); without it, this fails.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn archive_to_s3_and_restore_through_the_cli() {
+    let endpoint = std::env::var("HINDSIGHT_TEST_S3_ENDPOINT").expect(
+        "HINDSIGHT_TEST_S3_ENDPOINT must name an S3-compatible server (.ci/run starts moto_server)",
+    );
+    let bucket = format!("hindsight-test-{}", uuid::Uuid::new_v4().simple());
+    let http = reqwest::Client::new();
+    let created = http.put(format!("{endpoint}/{bucket}")).send().await.unwrap();
+    assert!(created.status().is_success(), "create bucket: {}", created.status());
+
+    let data = tempfile::tempdir().unwrap();
+    let db = SqliteStore::open(&data.path().join("hindsight.db")).await.unwrap();
+    let seeded = seed(&db, 7, 0, 2).await;
+    drop(db);
+    let jobs = tempfile::tempdir().unwrap();
+    write_jobs(
+        jobs.path(),
+        &[(
+            "archive",
+            &format!(
+                "cron = \"0 30 3 * * *\"\nbatch_size = 3\n[params]\nsink = \"object\"\n\
+                 object_url = \"s3://{bucket}/cold\"\n"
+            ),
+        )],
+    );
+    let s3 = |args: &[&str]| {
+        let output = std::process::Command::new(common::binary())
+            .args(args)
+            .arg("--data-dir")
+            .arg(data.path())
+            .env("HINDSIGHT_CONFIG", data.path().join("no-such-config.toml"))
+            .env("HINDSIGHT_JOBS_DIR", jobs.path())
+            .env("AWS_ENDPOINT", &endpoint)
+            .env("AWS_ALLOW_HTTP", "true")
+            .env("AWS_ACCESS_KEY_ID", "test")
+            .env("AWS_SECRET_ACCESS_KEY", "test")
+            .env("AWS_REGION", "us-east-1")
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(output.status.success(), "{args:?}: {stderr}");
+        serde_json::from_str::<Value>(&stdout).unwrap()
+    };
+
+    let run = s3(&["jobs", "run", "archive"]);
+    assert_eq!(run["status"], json!("ok"), "{run}");
+    assert_eq!(run["stats"]["changed"], json!(7));
+    assert_eq!(run["stats"]["sink"], json!("object"));
+    let listing = http
+        .get(format!("{endpoint}/{bucket}?list-type=2&prefix=cold/"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    // 7 cold rows over 3 namespaces, batches of at most 3 within one namespace.
+    let keys = listing.matches("<Key>cold/ns-").count();
+    assert!((3..=5).contains(&keys), "{keys} objects: {listing}");
+    let db = SqliteStore::open(&data.path().join("hindsight.db")).await.unwrap();
+    for id in &seeded.cold {
+        let id = uuid::Uuid::parse_str(id).unwrap();
+        assert!(db.get(id).await.unwrap().is_none(), "archived rows leave the hot table");
+    }
+    assert_eq!(db.count_archived().await.unwrap(), 0, "and live only in the bucket");
+    drop(db);
+
+    let restored = s3(&["archive", "restore", "--namespace", "ns-1"]);
+    let in_ns1 = seeded.cold.iter().filter(|id| {
+        let n: usize = seeded.content[*id].split("number ").nth(1).unwrap()
+            .split(' ').next().unwrap().parse().unwrap();
+        n % 3 == 1
+    }).count();
+    assert_eq!(restored["restored"], json!(in_ns1), "{restored}");
+    let restored = s3(&["archive", "restore", "--namespace", "ns-0"]);
+    assert!(restored["restored"].as_u64().unwrap() >= 1);
+    let db = SqliteStore::open(&data.path().join("hindsight.db")).await.unwrap();
+    let back = db
+        .get_many(
+            &seeded
+                .cold
+                .iter()
+                .map(|id| uuid::Uuid::parse_str(id).unwrap())
+                .collect::<Vec<_>>(),
+        )
+        .await
+        .unwrap();
+    assert!(back.iter().all(|m| m.status == hindsight::domain::Status::Active));
+    assert!(back.iter().all(|m| seeded.content[&m.id.to_string()] == m.content));
+}
