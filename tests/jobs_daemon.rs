@@ -246,17 +246,60 @@ async fn rows(url: &str, table: &str) -> Vec<(String, String, String)> {
     }
 }
 
-async fn crash_repeatedly_then_check(url: &str, db: Arc<dyn Database>, data: &Path) {
-    let started = std::time::Instant::now();
+/// Every row the object sink wrote under `dir`: (id, status, content), and how many objects.
+async fn rows_in_objects(dir: &Path) -> (Vec<(String, String, String)>, usize) {
+    let sink = hindsight::jobs::archive::object::ObjectSink::from_url(&format!(
+        "file://{}",
+        dir.display()
+    ))
+    .unwrap();
+    let mut rows = Vec::new();
+    let mut objects = 0;
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(next) = pending.pop() {
+        for entry in std::fs::read_dir(&next).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                pending.push(path);
+            } else if path.to_string_lossy().ends_with(".jsonl.gz") {
+                let key = path.strip_prefix(dir).unwrap().to_string_lossy().into_owned();
+                objects += 1;
+                for row in sink.read(&key).await.unwrap() {
+                    rows.push((
+                        row.memory.id.to_string(),
+                        row.memory.status.as_str().to_owned(),
+                        row.memory.content,
+                    ));
+                }
+            }
+        }
+    }
+    (rows, objects)
+}
+
+/// `objects`: archive to this directory (the object sink) instead of the table.
+async fn crash_repeatedly_then_check(
+    url: &str,
+    db: Arc<dyn Database>,
+    data: &Path,
+    objects: Option<&Path>,
+) {
     let seeded = seed(db.as_ref(), 8_000, 6_000, 6_000).await;
-    eprintln!("seeded in {:?}", started.elapsed());
     let jobs = tempfile::tempdir().unwrap();
+    let archive = match objects {
+        None => "cron = \"* * * * * *\"\nbatch_size = 20\n".to_owned(),
+        Some(dir) => format!(
+            "cron = \"* * * * * *\"\nbatch_size = 20\n[params]\nsink = \"object\"\n\
+             object_url = \"file://{}\"\n",
+            dir.display()
+        ),
+    };
     // Small batches: many transactions per run, so the kills land mid-run.
     write_jobs(
         jobs.path(),
         &[
             ("expire", "cron = \"* * * * * *\"\nbatch_size = 20\n"),
-            ("archive", "cron = \"* * * * * *\"\nbatch_size = 20\n"),
+            ("archive", &archive),
             ("capacity", "enabled = false\ncron = \"0 0 * * * *\"\n"),
         ],
     );
@@ -295,7 +338,13 @@ async fn crash_repeatedly_then_check(url: &str, db: Arc<dyn Database>, data: &Pa
     assert!(daemon.stop().await.success());
 
     let live = rows(url, "memories").await;
-    let archived = rows(url, "memories_archive").await;
+    let mut archived = rows(url, "memories_archive").await;
+    if let Some(dir) = objects {
+        assert!(archived.is_empty(), "every staged batch was exported");
+        let (in_objects, count) = rows_in_objects(dir).await;
+        eprintln!("{} rows in {count} objects", in_objects.len());
+        archived = in_objects;
+    }
     let live_ids: BTreeSet<String> = live.iter().map(|r| r.0.clone()).collect();
     let archived_ids: BTreeSet<String> = archived.iter().map(|r| r.0.clone()).collect();
     assert_eq!(live_ids.len(), live.len(), "no row twice in memories");
@@ -335,7 +384,7 @@ async fn sqlite_crash_safety_under_repeated_sigkill() {
     let path = data.path().join("hindsight.db");
     let db: Arc<dyn Database> = Arc::new(SqliteStore::open(&path).await.unwrap());
     let url = format!("sqlite://{}", path.display());
-    crash_repeatedly_then_check(&url, db.clone(), data.path()).await;
+    crash_repeatedly_then_check(&url, db.clone(), data.path(), None).await;
     // The full-text index followed every move.
     let pool = sqlx::SqlitePool::connect(&url).await.unwrap();
     sqlx::query("INSERT INTO memories_fts (memories_fts, rank) VALUES ('integrity-check', 1)")
@@ -353,7 +402,30 @@ async fn postgres_crash_safety_under_repeated_sigkill() {
             .await
             .unwrap(),
     );
-    crash_repeatedly_then_check(&database.url, db, data.path()).await;
+    crash_repeatedly_then_check(&database.url, db, data.path(), None).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_object_sink_crash_safety_under_repeated_sigkill() {
+    let data = tempfile::tempdir().unwrap();
+    let objects = tempfile::tempdir().unwrap();
+    let path = data.path().join("hindsight.db");
+    let db: Arc<dyn Database> = Arc::new(SqliteStore::open(&path).await.unwrap());
+    let url = format!("sqlite://{}", path.display());
+    crash_repeatedly_then_check(&url, db, data.path(), Some(objects.path())).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_object_sink_crash_safety_under_repeated_sigkill() {
+    let database = common::pg::TestDatabase::create().await;
+    let data = tempfile::tempdir().unwrap();
+    let objects = tempfile::tempdir().unwrap();
+    let db: Arc<dyn Database> = Arc::new(
+        PostgresStore::connect(&database.url, PoolSize { min: 1, max: 4 })
+            .await
+            .unwrap(),
+    );
+    crash_repeatedly_then_check(&database.url, db, data.path(), Some(objects.path())).await;
 }
 
 /// The object sink against a real S3-compatible server, through the CLI (a process of its own,
