@@ -88,9 +88,8 @@ impl Metrics {
         let memories = Family::default();
         let capacity_active = Gauge::default();
         let mcp_requests = Family::default();
-        let mcp_latency = Family::new_with_constructor(Buckets(
-            exponential_buckets(0.0005, 2.0, 14).collect(),
-        ));
+        let mcp_latency =
+            Family::new_with_constructor(Buckets(exponential_buckets(0.0005, 2.0, 14).collect()));
         registry.register("job_runs", "Job runs by result", job_runs.clone());
         registry.register(
             "job_duration_seconds",

@@ -7,8 +7,9 @@
 use tracing_subscriber::EnvFilter;
 
 pub fn init(format: &str) {
-    let filter = EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| EnvFilter::new("info,qdrant_edge=error,rmcp=warn,tokio_cron_scheduler=warn"));
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| {
+        EnvFilter::new("info,qdrant_edge=error,rmcp=warn,tokio_cron_scheduler=warn")
+    });
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)

@@ -181,7 +181,11 @@ pub async fn expire_expires_due_rows_in_batches_and_drops_their_points(f: Fixtur
     assert_eq!(dry.examined, 5);
     assert_eq!(dry.changed, 0);
     assert_eq!(dry.details["would_expire"].as_array().unwrap().len(), 5);
-    assert_eq!(f.db.count_expire_due(Utc::now()).await.unwrap(), 5, "a dry run changes nothing");
+    assert_eq!(
+        f.db.count_expire_due(Utc::now()).await.unwrap(),
+        5,
+        "a dry run changes nothing"
+    );
     assert!(
         f.db.history(Some("expire"), 10).await.unwrap().is_empty(),
         "a dry run is not recorded"
@@ -191,9 +195,15 @@ pub async fn expire_expires_due_rows_in_batches_and_drops_their_points(f: Fixtur
     assert_eq!(status, RunStatus::Ok);
     assert_eq!((stats.changed, stats.batches), (5, 3), "batches of 2");
     for m in &due {
-        assert_eq!(f.db.get(m.id).await.unwrap().unwrap().status, Status::Expired);
+        assert_eq!(
+            f.db.get(m.id).await.unwrap().unwrap().status,
+            Status::Expired
+        );
     }
-    assert_eq!(f.db.get(later.id).await.unwrap().unwrap().status, Status::Active);
+    assert_eq!(
+        f.db.get(later.id).await.unwrap().unwrap().status,
+        Status::Active
+    );
     assert_eq!(f.service.index().count().await.unwrap(), points_before - 5);
     f.service.flush().await.unwrap();
     assert!(f.db.index_pending(10).await.unwrap().is_empty());
@@ -210,12 +220,19 @@ pub async fn expire_expires_due_rows_in_batches_and_drops_their_points(f: Fixtur
 
 pub async fn archive_takes_cold_rows_out_of_search_and_restore_brings_them_back(f: Fixture) {
     let cold = f
-        .seed("quarterly zebra census results", Duration::days(120), None, 0)
+        .seed(
+            "quarterly zebra census results",
+            Duration::days(120),
+            None,
+            0,
+        )
         .await;
     let popular = f
         .seed("zebra feeding schedule", Duration::days(120), None, 5)
         .await;
-    let young = f.seed("zebra sighting today", Duration::days(3), None, 0).await;
+    let young = f
+        .seed("zebra sighting today", Duration::days(3), None, 0)
+        .await;
     f.service.repair_index().await.unwrap();
     assert!(f.search_ids("zebra census").await.contains(&cold.id));
     let runner = f.runner(vec![("archive", job("archive"), 1000)]);
@@ -223,7 +240,11 @@ pub async fn archive_takes_cold_rows_out_of_search_and_restore_brings_them_back(
     let (_, _, dry) = ran(runner.run_now("archive", true, None).await.unwrap());
     assert_eq!(dry.examined, 1);
     assert_eq!(dry.details["would_archive"], json!([cold.id]));
-    assert_eq!(f.db.count_archived().await.unwrap(), 0, "a dry run changes nothing");
+    assert_eq!(
+        f.db.count_archived().await.unwrap(),
+        0,
+        "a dry run changes nothing"
+    );
 
     let (_, status, stats) = ran(runner.run_now("archive", false, None).await.unwrap());
     assert_eq!(status, RunStatus::Ok);
@@ -232,7 +253,10 @@ pub async fn archive_takes_cold_rows_out_of_search_and_restore_brings_them_back(
     assert_eq!(f.db.count_archived().await.unwrap(), 1);
     assert!(f.db.get(cold.id).await.unwrap().is_none());
     let found = f.search_ids("zebra census").await;
-    assert!(!found.contains(&cold.id), "archived rows are never returned by search");
+    assert!(
+        !found.contains(&cold.id),
+        "archived rows are never returned by search"
+    );
     assert!(found.contains(&popular.id) && found.contains(&young.id));
 
     let report = hindsight::jobs::archive::restore(
@@ -250,7 +274,10 @@ pub async fn archive_takes_cold_rows_out_of_search_and_restore_brings_them_back(
 }
 
 /// The archive job with the object sink at `url` (and the sink itself, for restores).
-fn object_archive(dir: &std::path::Path, url: &str) -> (Arc<dyn Job>, hindsight::jobs::archive::Sink) {
+fn object_archive(
+    dir: &std::path::Path,
+    url: &str,
+) -> (Arc<dyn Job>, hindsight::jobs::archive::Sink) {
     std::fs::write(
         dir.join("archive.toml"),
         format!("cron = \"0 30 3 * * *\"\n[params]\nsink = \"object\"\nobject_url = \"{url}\"\n"),
@@ -258,7 +285,11 @@ fn object_archive(dir: &std::path::Path, url: &str) -> (Arc<dyn Job>, hindsight:
     .unwrap();
     let jobs = hindsight::jobs::load_jobs(dir).unwrap();
     let sink = hindsight::jobs::engine::archive_sink(jobs.iter()).unwrap();
-    let job = jobs.into_iter().find(|j| j.settings.name == "archive").unwrap().job;
+    let job = jobs
+        .into_iter()
+        .find(|j| j.settings.name == "archive")
+        .unwrap()
+        .job;
     (job, sink)
 }
 
@@ -267,11 +298,18 @@ async fn archive_to_objects_and_back(f: &Fixture, url: &str) {
     let mut cold = Vec::new();
     for i in 0..5 {
         cold.push(
-            f.seed(&format!("old giraffe observation {i}"), Duration::days(100 + i), None, 0)
-                .await,
+            f.seed(
+                &format!("old giraffe observation {i}"),
+                Duration::days(100 + i),
+                None,
+                0,
+            )
+            .await,
         );
     }
-    let keep = f.seed("giraffe seen yesterday", Duration::days(1), None, 0).await;
+    let keep = f
+        .seed("giraffe seen yesterday", Duration::days(1), None, 0)
+        .await;
     f.service.repair_index().await.unwrap();
     let config = tempfile::tempdir().unwrap();
     let (job, sink) = object_archive(config.path(), url);
@@ -282,12 +320,15 @@ async fn archive_to_objects_and_back(f: &Fixture, url: &str) {
     assert_eq!(stats.changed, 5);
     assert_eq!(stats.batches, 3, "batches of 2");
     assert_eq!(stats.details["sink"], json!("object"));
-    assert_eq!(f.db.count_archived().await.unwrap(), 0, "the rows live only in the objects");
-    let exported = f
-        .db
-        .batches(hindsight::store::BatchState::Exported, None)
-        .await
-        .unwrap();
+    assert_eq!(
+        f.db.count_archived().await.unwrap(),
+        0,
+        "the rows live only in the objects"
+    );
+    let exported =
+        f.db.batches(hindsight::store::BatchState::Exported, None)
+            .await
+            .unwrap();
     assert_eq!(exported.len(), 3);
     let hindsight::jobs::archive::Sink::Object(objects) = &sink else {
         panic!("object sink")
@@ -296,21 +337,34 @@ async fn archive_to_objects_and_back(f: &Fixture, url: &str) {
     for batch in &exported {
         assert!(batch.key.starts_with("jobs/") && batch.key.ends_with(".jsonl.gz"));
         let rows = objects.read(&batch.key).await.unwrap();
-        assert_eq!(rows.iter().map(|r| r.memory.id).collect::<Vec<_>>().len(), batch.ids.len());
+        assert_eq!(
+            rows.iter().map(|r| r.memory.id).collect::<Vec<_>>().len(),
+            batch.ids.len()
+        );
         for row in rows {
             let original = cold.iter().find(|m| m.id == row.memory.id).unwrap();
             assert_eq!(row.memory.content, original.content);
             assert_eq!(row.memory.status, Status::Archived);
-            assert_eq!(row.embedding, original.embedding, "vectors kept: no re-embedding");
+            assert_eq!(
+                row.embedding, original.embedding,
+                "vectors kept: no re-embedding"
+            );
             in_objects.push(row.memory.id);
         }
     }
     in_objects.sort();
     let mut expected: Vec<MemoryId> = cold.iter().map(|m| m.id).collect();
     expected.sort();
-    assert_eq!(in_objects, expected, "each archived row in exactly one object");
+    assert_eq!(
+        in_objects, expected,
+        "each archived row in exactly one object"
+    );
     assert!(f.db.get(keep.id).await.unwrap().is_some());
-    assert!(!f.search_ids("giraffe observation").await.contains(&cold[0].id));
+    assert!(
+        !f.search_ids("giraffe observation")
+            .await
+            .contains(&cold[0].id)
+    );
 
     // By id: only that row comes back; by namespace: the rest.
     let report = hindsight::jobs::archive::restore(
@@ -322,9 +376,16 @@ async fn archive_to_objects_and_back(f: &Fixture, url: &str) {
     .await
     .unwrap();
     assert_eq!(report.restored, 1);
-    assert_eq!(f.db.get(cold[2].id).await.unwrap().unwrap().content, cold[2].content);
+    assert_eq!(
+        f.db.get(cold[2].id).await.unwrap().unwrap().content,
+        cold[2].content
+    );
     assert!(f.db.get(cold[3].id).await.unwrap().is_none());
-    assert!(f.search_ids("giraffe observation").await.contains(&cold[2].id));
+    assert!(
+        f.search_ids("giraffe observation")
+            .await
+            .contains(&cold[2].id)
+    );
     let report = hindsight::jobs::archive::restore(
         &f.service,
         f.db.as_ref(),
@@ -336,7 +397,10 @@ async fn archive_to_objects_and_back(f: &Fixture, url: &str) {
     assert_eq!(report.restored, 4, "the rest, and not the one already back");
     assert!(report.skipped.is_empty());
     for m in &cold {
-        assert_eq!(f.db.get(m.id).await.unwrap().unwrap().status, Status::Active);
+        assert_eq!(
+            f.db.get(m.id).await.unwrap().unwrap().status,
+            Status::Active
+        );
     }
     assert_eq!(f.db.count_archived().await.unwrap(), 0);
     assert!(
@@ -474,7 +538,10 @@ pub async fn start_catches_up_once_and_stop_waits_for_the_running_batch(f: Fixtu
     // Stop while it runs: stop waits for it, and the job sees the stop.
     let stopping = tokio::spawn(engine.shutdown(StdDuration::from_secs(10)));
     tokio::time::sleep(StdDuration::from_millis(300)).await;
-    assert!(!stopping.is_finished(), "shutdown waits for the running job");
+    assert!(
+        !stopping.is_finished(),
+        "shutdown waits for the running job"
+    );
     gate.release.notify_one();
     tokio::time::timeout(StdDuration::from_secs(10), stopping)
         .await
@@ -502,7 +569,11 @@ pub async fn start_catches_up_once_and_stop_waits_for_the_running_batch(f: Fixtu
     let engine = Engine::start(runner).await.unwrap();
     tokio::time::sleep(StdDuration::from_millis(1500)).await;
     engine.shutdown(StdDuration::from_secs(5)).await;
-    assert_eq!(gate.runs.load(Ordering::SeqCst), 1, "no second catch-up run");
+    assert_eq!(
+        gate.runs.load(Ordering::SeqCst),
+        1,
+        "no second catch-up run"
+    );
 }
 
 /// Records every POST body it receives, by path; answers `status`.
@@ -582,7 +653,10 @@ pub async fn capacity_alerts_fire_escalate_and_resolve(f: Fixture) {
     let runner = f.runner(vec![("capacity", capacity_job(config.path(), &base), 1000)]);
     let mut rows = Vec::new();
     for i in 0..3 {
-        rows.push(f.seed(&format!("row {i}"), Duration::hours(1), None, 0).await);
+        rows.push(
+            f.seed(&format!("row {i}"), Duration::hours(1), None, 0)
+                .await,
+        );
     }
 
     // 3 of 4: over 50 %, a warning fires, to both receivers.
@@ -600,7 +674,10 @@ pub async fn capacity_alerts_fire_escalate_and_resolve(f: Fixture) {
 
     // 5 of 4: critical fires, the warning resolves.
     for i in 3..5 {
-        rows.push(f.seed(&format!("row {i}"), Duration::hours(1), None, 0).await);
+        rows.push(
+            f.seed(&format!("row {i}"), Duration::hours(1), None, 0)
+                .await,
+        );
     }
     ran(runner.run_now("capacity", false, None).await.unwrap());
     let got = receiver.take();
@@ -622,7 +699,11 @@ pub async fn capacity_alerts_fire_escalate_and_resolve(f: Fixture) {
     let store: &dyn MemoryStore = f.db.as_ref();
     for m in &rows[..4] {
         store
-            .forget(&hindsight::store::ForgetSelector::Id(m.id), true, Utc::now())
+            .forget(
+                &hindsight::store::ForgetSelector::Id(m.id),
+                true,
+                Utc::now(),
+            )
             .await
             .unwrap();
     }

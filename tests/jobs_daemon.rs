@@ -13,7 +13,9 @@ use chrono::{Duration, Utc};
 use common::Daemon;
 use hindsight::domain::{Content, Importance, MemoryType, Namespace, NewMemory};
 use hindsight::embed::{BuiltinEmbedder, Embedder};
-use hindsight::store::{Database, MaintenanceStore, MemoryStore, PoolSize, PostgresStore, SqliteStore};
+use hindsight::store::{
+    Database, MaintenanceStore, MemoryStore, PoolSize, PostgresStore, SqliteStore,
+};
 use rand::Rng;
 use serde_json::{Value, json};
 
@@ -57,7 +59,11 @@ fn a_bad_job_file_fails_start_naming_the_file_and_the_key() {
             "params.alertmanager_url: must be an http(s) URL",
         ),
         ("expire", "cron = \"* * * * *\"\n", "expire.toml: cron:"),
-        ("expier", "cron = \"0 * * * * *\"\n", "no job named \"expier\""),
+        (
+            "expier",
+            "cron = \"0 * * * * *\"\n",
+            "no job named \"expier\"",
+        ),
     ];
     for (name, text, expected) in cases {
         for entry in std::fs::read_dir(jobs.path()).unwrap() {
@@ -98,20 +104,34 @@ async fn the_daemon_runs_its_schedule_serves_metrics_and_stops_cleanly() {
         &[
             ("expire", "cron = \"* * * * * *\"\n"),
             ("archive", "enabled = false\ncron = \"0 30 3 * * *\"\n"),
-            ("capacity", "cron = \"0 0 * * * *\"\n[params]\nmax_total = 10\n"),
+            (
+                "capacity",
+                "cron = \"0 0 * * * *\"\n[params]\nmax_total = 10\n",
+            ),
         ],
     );
     // Written before the daemon starts: expires a moment later.
     let (ok, _, stderr) = cli(
         data.path(),
         jobs.path(),
-        &["memory", "write", "scratch: draft the intro", "--type", "working", "--ttl-days", "0.00002"],
+        &[
+            "memory",
+            "write",
+            "scratch: draft the intro",
+            "--type",
+            "working",
+            "--ttl-days",
+            "0.00002",
+        ],
     );
     assert!(ok, "{stderr}");
     let jobs_dir = jobs.path().to_str().unwrap().to_owned();
     let daemon = Daemon::start(
         data.path(),
-        &[("HINDSIGHT_JOBS_DIR", &jobs_dir), ("HINDSIGHT_AUTH_TOKEN", "s3cret-token-for-tests")],
+        &[
+            ("HINDSIGHT_JOBS_DIR", &jobs_dir),
+            ("HINDSIGHT_AUTH_TOKEN", "s3cret-token-for-tests"),
+        ],
     )
     .await;
     let base = daemon.base_url();
@@ -119,18 +139,26 @@ async fn the_daemon_runs_its_schedule_serves_metrics_and_stops_cleanly() {
     // The per-second expire job picks the row up.
     let mut metrics = String::new();
     for _ in 0..100 {
-        metrics = get_text(&format!("{base}/metrics"), Some("s3cret-token-for-tests")).await.1;
+        metrics = get_text(&format!("{base}/metrics"), Some("s3cret-token-for-tests"))
+            .await
+            .1;
         if metrics.contains("hindsight_rows_expired_total 1") {
             break;
         }
         tokio::time::sleep(StdDuration::from_millis(200)).await;
     }
-    assert!(metrics.contains("hindsight_rows_expired_total 1"), "{metrics}");
+    assert!(
+        metrics.contains("hindsight_rows_expired_total 1"),
+        "{metrics}"
+    );
     assert!(
         metrics.contains("hindsight_job_runs_total{job=\"expire\",result=\"ok\"}"),
         "{metrics}"
     );
-    assert!(metrics.contains("hindsight_job_duration_seconds_bucket{"), "{metrics}");
+    assert!(
+        metrics.contains("hindsight_job_duration_seconds_bucket{"),
+        "{metrics}"
+    );
     assert!(metrics.contains("hindsight_job_last_success_timestamp_seconds{job=\"expire\"}"));
     assert!(
         metrics.contains(
@@ -153,10 +181,20 @@ async fn the_daemon_runs_its_schedule_serves_metrics_and_stops_cleanly() {
     let (ok, stdout, _) = cli(data.path(), jobs.path(), &["jobs", "list"]);
     assert!(ok);
     let list: Value = serde_json::from_str(&stdout).unwrap();
-    let expire = list.as_array().unwrap().iter().find(|j| j["name"] == "expire").unwrap();
+    let expire = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|j| j["name"] == "expire")
+        .unwrap();
     assert_eq!(expire["cron"], json!("* * * * * *"));
     assert_eq!(expire["last_run"]["status"], json!("ok"));
-    let archive = list.as_array().unwrap().iter().find(|j| j["name"] == "archive").unwrap();
+    let archive = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|j| j["name"] == "archive")
+        .unwrap();
     assert_eq!(archive["enabled"], json!(false));
     assert_eq!(archive["next_run"], Value::Null);
     assert!(
@@ -166,14 +204,25 @@ async fn the_daemon_runs_its_schedule_serves_metrics_and_stops_cleanly() {
 
     let status = daemon.stop().await;
     assert!(status.success(), "clean exit on SIGTERM: {status}");
-    let (_, stdout, _) = cli(data.path(), jobs.path(), &["jobs", "history", "--limit", "1000"]);
+    let (_, stdout, _) = cli(
+        data.path(),
+        jobs.path(),
+        &["jobs", "history", "--limit", "1000"],
+    );
     let history: Vec<Value> = serde_json::from_str(&stdout).unwrap();
-    assert!(history.iter().any(|r| r["job"] == "capacity" && r["node"].as_str().unwrap().ends_with("(manual)")));
+    assert!(
+        history
+            .iter()
+            .any(|r| r["job"] == "capacity" && r["node"].as_str().unwrap().ends_with("(manual)"))
+    );
     assert!(
         history.iter().all(|r| r["status"] != "running"),
         "a clean stop leaves no run behind"
     );
-    assert!(history.iter().all(|r| r["job"] != "archive"), "a disabled job never runs");
+    assert!(
+        history.iter().all(|r| r["job"] != "archive"),
+        "a disabled job never runs"
+    );
 }
 
 /// The crash test's data: cold rows (to archive), due rows (to expire), live rows (to keep).
@@ -215,7 +264,11 @@ async fn seed(db: &dyn Database, cold: usize, due: usize, live: usize) -> Seeded
             created_at: now - age,
             expires_at: expires,
             embedding_model: embedder.id().to_owned(),
-            embedding: embedder.embed(&[content.clone()]).await.unwrap().remove(0),
+            embedding: embedder
+                .embed(std::slice::from_ref(&content))
+                .await
+                .unwrap()
+                .remove(0),
         }
         .into_memory();
         db.insert(&memory).await.unwrap();
@@ -235,12 +288,18 @@ async fn rows(url: &str, table: &str) -> Vec<(String, String, String)> {
     let sql = format!("SELECT CAST(id AS TEXT), status, content FROM {table}");
     if url.starts_with("postgres") {
         let pool = sqlx::PgPool::connect(url).await.unwrap();
-        let rows = sqlx::query_as(sqlx::AssertSqlSafe(sql)).fetch_all(&pool).await.unwrap();
+        let rows = sqlx::query_as(sqlx::AssertSqlSafe(sql))
+            .fetch_all(&pool)
+            .await
+            .unwrap();
         pool.close().await;
         rows
     } else {
         let pool = sqlx::SqlitePool::connect(url).await.unwrap();
-        let rows = sqlx::query_as(sqlx::AssertSqlSafe(sql)).fetch_all(&pool).await.unwrap();
+        let rows = sqlx::query_as(sqlx::AssertSqlSafe(sql))
+            .fetch_all(&pool)
+            .await
+            .unwrap();
         pool.close().await;
         rows
     }
@@ -262,7 +321,11 @@ async fn rows_in_objects(dir: &Path) -> (Vec<(String, String, String)>, usize) {
             if path.is_dir() {
                 pending.push(path);
             } else if path.to_string_lossy().ends_with(".jsonl.gz") {
-                let key = path.strip_prefix(dir).unwrap().to_string_lossy().into_owned();
+                let key = path
+                    .strip_prefix(dir)
+                    .unwrap()
+                    .to_string_lossy()
+                    .into_owned();
                 objects += 1;
                 for row in sink.read(&key).await.unwrap() {
                     rows.push((
@@ -304,7 +367,10 @@ async fn crash_repeatedly_then_check(
         ],
     );
     let jobs_dir = jobs.path().to_str().unwrap().to_owned();
-    let env = [("HINDSIGHT_JOBS_DIR", jobs_dir.as_str()), ("HINDSIGHT_DATABASE_URL", url)];
+    let env = [
+        ("HINDSIGHT_JOBS_DIR", jobs_dir.as_str()),
+        ("HINDSIGHT_DATABASE_URL", url),
+    ];
     let mut kills = 0;
     for round in 0..22 {
         let daemon = Daemon::start(data, &env).await;
@@ -312,12 +378,13 @@ async fn crash_repeatedly_then_check(
         tokio::time::sleep(StdDuration::from_millis(wait)).await;
         daemon.crash().await;
         kills += 1;
-        let left = db.count_cold(&hindsight::store::ColdRows {
-            created_before: Utc::now() - Duration::days(90),
-            max_access_count: 3,
-        })
-        .await
-        .unwrap();
+        let left = db
+            .count_cold(&hindsight::store::ColdRows {
+                created_before: Utc::now() - Duration::days(90),
+                max_access_count: 3,
+            })
+            .await
+            .unwrap();
         eprintln!("crash round {round}: killed after {wait} ms, {left} cold rows left");
     }
     // A last clean run finishes what the kills left.
@@ -348,12 +415,22 @@ async fn crash_repeatedly_then_check(
     let live_ids: BTreeSet<String> = live.iter().map(|r| r.0.clone()).collect();
     let archived_ids: BTreeSet<String> = archived.iter().map(|r| r.0.clone()).collect();
     assert_eq!(live_ids.len(), live.len(), "no row twice in memories");
-    assert_eq!(archived_ids.len(), archived.len(), "no row twice in the archive");
-    assert!(live_ids.is_disjoint(&archived_ids), "nothing both live and archived");
+    assert_eq!(
+        archived_ids.len(),
+        archived.len(),
+        "no row twice in the archive"
+    );
+    assert!(
+        live_ids.is_disjoint(&archived_ids),
+        "nothing both live and archived"
+    );
     let all: BTreeSet<String> = live_ids.union(&archived_ids).cloned().collect();
     let original: BTreeSet<String> = seeded.content.keys().cloned().collect();
     assert_eq!(all, original, "live ∪ archive is exactly the original set");
-    assert_eq!(archived_ids, seeded.cold, "every cold row archived, nothing else");
+    assert_eq!(
+        archived_ids, seeded.cold,
+        "every cold row archived, nothing else"
+    );
     for (id, status, content) in live.iter().chain(&archived) {
         assert_eq!(&seeded.content[id], content, "row {id} kept its content");
         let expected = if seeded.cold.contains(id) {
@@ -371,10 +448,15 @@ async fn crash_repeatedly_then_check(
         .filter(|r| r.status == hindsight::store::RunStatus::Interrupted)
         .count();
     assert!(
-        history.iter().all(|r| r.status != hindsight::store::RunStatus::Running),
+        history
+            .iter()
+            .all(|r| r.status != hindsight::store::RunStatus::Running),
         "every killed run is marked interrupted"
     );
-    eprintln!("{kills} kills, {} runs, {interrupted} interrupted", history.len());
+    eprintln!(
+        "{kills} kills, {} runs, {interrupted} interrupted",
+        history.len()
+    );
     assert!(interrupted >= 1, "the kills interrupted runs");
 }
 
@@ -438,11 +520,21 @@ async fn archive_to_s3_and_restore_through_the_cli() {
     );
     let bucket = format!("hindsight-test-{}", uuid::Uuid::new_v4().simple());
     let http = reqwest::Client::new();
-    let created = http.put(format!("{endpoint}/{bucket}")).send().await.unwrap();
-    assert!(created.status().is_success(), "create bucket: {}", created.status());
+    let created = http
+        .put(format!("{endpoint}/{bucket}"))
+        .send()
+        .await
+        .unwrap();
+    assert!(
+        created.status().is_success(),
+        "create bucket: {}",
+        created.status()
+    );
 
     let data = tempfile::tempdir().unwrap();
-    let db = SqliteStore::open(&data.path().join("hindsight.db")).await.unwrap();
+    let db = SqliteStore::open(&data.path().join("hindsight.db"))
+        .await
+        .unwrap();
     let seeded = seed(&db, 7, 0, 2).await;
     drop(db);
     let jobs = tempfile::tempdir().unwrap();
@@ -491,24 +583,46 @@ async fn archive_to_s3_and_restore_through_the_cli() {
     // 7 cold rows over 3 namespaces, batches of at most 3 within one namespace.
     let keys = listing.matches("<Key>cold/ns-").count();
     assert!((3..=5).contains(&keys), "{keys} objects: {listing}");
-    let db = SqliteStore::open(&data.path().join("hindsight.db")).await.unwrap();
+    let db = SqliteStore::open(&data.path().join("hindsight.db"))
+        .await
+        .unwrap();
     for id in &seeded.cold {
         let id = uuid::Uuid::parse_str(id).unwrap();
-        assert!(db.get(id).await.unwrap().is_none(), "archived rows leave the hot table");
+        assert!(
+            db.get(id).await.unwrap().is_none(),
+            "archived rows leave the hot table"
+        );
     }
-    assert_eq!(db.count_archived().await.unwrap(), 0, "and live only in the bucket");
+    assert_eq!(
+        db.count_archived().await.unwrap(),
+        0,
+        "and live only in the bucket"
+    );
     drop(db);
 
     let restored = s3(&["archive", "restore", "--namespace", "ns-1"]);
-    let in_ns1 = seeded.cold.iter().filter(|id| {
-        let n: usize = seeded.content[*id].split("number ").nth(1).unwrap()
-            .split(' ').next().unwrap().parse().unwrap();
-        n % 3 == 1
-    }).count();
+    let in_ns1 = seeded
+        .cold
+        .iter()
+        .filter(|id| {
+            let n: usize = seeded.content[*id]
+                .split("number ")
+                .nth(1)
+                .unwrap()
+                .split(' ')
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap();
+            n % 3 == 1
+        })
+        .count();
     assert_eq!(restored["restored"], json!(in_ns1), "{restored}");
     let restored = s3(&["archive", "restore", "--namespace", "ns-0"]);
     assert!(restored["restored"].as_u64().unwrap() >= 1);
-    let db = SqliteStore::open(&data.path().join("hindsight.db")).await.unwrap();
+    let db = SqliteStore::open(&data.path().join("hindsight.db"))
+        .await
+        .unwrap();
     let back = db
         .get_many(
             &seeded
@@ -519,6 +633,12 @@ async fn archive_to_s3_and_restore_through_the_cli() {
         )
         .await
         .unwrap();
-    assert!(back.iter().all(|m| m.status == hindsight::domain::Status::Active));
-    assert!(back.iter().all(|m| seeded.content[&m.id.to_string()] == m.content));
+    assert!(
+        back.iter()
+            .all(|m| m.status == hindsight::domain::Status::Active)
+    );
+    assert!(
+        back.iter()
+            .all(|m| seeded.content[&m.id.to_string()] == m.content)
+    );
 }

@@ -85,10 +85,12 @@ async fn replicas_run_every_tick_exactly_once() {
     let db = PostgresStore::connect(&database.url, PoolSize { min: 1, max: 2 })
         .await
         .unwrap();
-    sqlx::query("CREATE TABLE tally (job TEXT NOT NULL, tick TIMESTAMPTZ NOT NULL, pid BIGINT NOT NULL)")
-        .execute(db.pool())
-        .await
-        .unwrap();
+    sqlx::query(
+        "CREATE TABLE tally (job TEXT NOT NULL, tick TIMESTAMPTZ NOT NULL, pid BIGINT NOT NULL)",
+    )
+    .execute(db.pool())
+    .await
+    .unwrap();
     let replicas: Vec<_> = (0..2)
         .map(|_| {
             tokio::process::Command::new(std::env::current_exe().unwrap())
@@ -118,17 +120,23 @@ async fn replicas_run_every_tick_exactly_once() {
     assert!(twice.is_empty(), "ticks run more than once: {twice:?}");
     let mut total = 0;
     for job in JOBS {
-        let (n, first, last): (i64, chrono::DateTime<chrono::Utc>, chrono::DateTime<chrono::Utc>) =
-            sqlx::query_as("SELECT COUNT(*), MIN(tick), MAX(tick) FROM tally WHERE job = $1")
-                .bind(job)
-                .fetch_one(db.pool())
-                .await
-                .unwrap();
+        let (n, first, last): (
+            i64,
+            chrono::DateTime<chrono::Utc>,
+            chrono::DateTime<chrono::Utc>,
+        ) = sqlx::query_as("SELECT COUNT(*), MIN(tick), MAX(tick) FROM tally WHERE job = $1")
+            .bind(job)
+            .fetch_one(db.pool())
+            .await
+            .unwrap();
         let span = (last - first).num_seconds() + 1;
         eprintln!("{job}: {n} ticks run over {span} s");
         // A tick is lost only if both replicas' schedulers were late past it at once (a loaded
         // CI machine); never silently many.
-        assert!(n as f64 >= 0.95 * span as f64, "{job}: {n} of {span} ticks ran");
+        assert!(
+            n as f64 >= 0.95 * span as f64,
+            "{job}: {n} of {span} ticks ran"
+        );
         assert!(span >= SECONDS as i64 - 5, "{job}: ran for {span} s only");
         total += n;
     }
@@ -144,6 +152,9 @@ async fn replicas_run_every_tick_exactly_once() {
         .await
         .unwrap();
     let ok = history.iter().filter(|r| r.status == RunStatus::Ok).count();
-    assert_eq!(ok as i64, total, "every execution is a recorded, finished run");
+    assert_eq!(
+        ok as i64, total,
+        "every execution is a recorded, finished run"
+    );
     assert!(history.iter().all(|r| r.status == RunStatus::Ok));
 }

@@ -152,7 +152,10 @@ pub async fn runs_with_a_stale_heartbeat_become_interrupted(ledger: Arc<dyn RunL
         .map(|r| (r.id, r.node, r.status))
         .collect();
     assert!(statuses.contains(&(dead, "dead".into(), RunStatus::Interrupted)));
-    assert!(statuses.contains(&(done, "dead".into(), RunStatus::Ok)), "finished runs stay");
+    assert!(
+        statuses.contains(&(done, "dead".into(), RunStatus::Ok)),
+        "finished runs stay"
+    );
     assert!(
         statuses.contains(&(beating, "alive".into(), RunStatus::Running)),
         "a run whose heartbeat is fresh is left alone"

@@ -652,17 +652,28 @@ pub async fn archive_moves_cold_rows_out_and_restore_brings_them_back(store: &dy
     assert_eq!(sorted(first.clone()), sorted(vec![oldest.id, cold.id]));
     let second = store.archive_to_table(&selection, 2, now).await.unwrap();
     assert_eq!(second, vec![cold_fact.id]);
-    assert!(store.archive_to_table(&selection, 2, now).await.unwrap().is_empty());
+    assert!(
+        store
+            .archive_to_table(&selection, 2, now)
+            .await
+            .unwrap()
+            .is_empty()
+    );
     assert_eq!(store.count_archived().await.unwrap(), 3);
     assert_eq!(store.count_cold(&selection).await.unwrap(), 0);
     for gone in [oldest.id, cold.id, cold_fact.id] {
         assert!(store.get(gone).await.unwrap().is_none());
     }
     for kept in [popular.id, young.id, forgotten.id] {
-        assert!(store.get(kept).await.unwrap().is_some(), "only cold active rows move");
+        assert!(
+            store.get(kept).await.unwrap().is_some(),
+            "only cold active rows move"
+        );
     }
     assert!(
-        lexical_ids(store, &lexical("ns-a", "zebra")).await.is_empty(),
+        lexical_ids(store, &lexical("ns-a", "zebra"))
+            .await
+            .is_empty(),
         "archived rows leave the full-text index"
     );
 

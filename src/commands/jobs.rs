@@ -11,8 +11,8 @@ use hindsight::configuration::Settings;
 use hindsight::jobs::engine::outcome_json;
 use hindsight::jobs::{Progress, TickOutcome};
 use hindsight::lock::{Acquired, DataDirLock, Endpoint, read_endpoint};
-use hindsight::store::{RestoreSelector, RunStatus};
 use hindsight::startup;
+use hindsight::store::{RestoreSelector, RunStatus};
 use serde_json::{Value, json};
 
 #[derive(Debug, Subcommand)]
@@ -146,15 +146,14 @@ pub async fn archive(settings: Settings, command: ArchiveCommand) -> anyhow::Res
             let (service, db) = startup::build(&settings).await?;
             let selector = match (namespace, batch) {
                 (Some(namespace), _) => RestoreSelector::Namespace(namespace),
-                (None, Some(key)) => {
-                    RestoreSelector::Ids(hindsight::jobs::archive::batch_ids(db.as_ref(), &key).await?)
-                }
+                (None, Some(key)) => RestoreSelector::Ids(
+                    hindsight::jobs::archive::batch_ids(db.as_ref(), &key).await?,
+                ),
                 (None, None) => RestoreSelector::Ids(ids),
             };
             let sink = hindsight::jobs::engine::archive_sink(jobs.iter())?;
             let report =
-                hindsight::jobs::archive::restore(&service, db.as_ref(), &sink, &selector)
-                    .await?;
+                hindsight::jobs::archive::restore(&service, db.as_ref(), &sink, &selector).await?;
             service.flush().await?;
             drop(lock);
             json!(report)

@@ -42,9 +42,9 @@ pub fn router(
         protected = protected.merge(admin::routes(runner));
     }
     let protected = protected.layer(middleware::from_fn_with_state(
-            Arc::new(auth_token),
-            require_bearer,
-        ));
+        Arc::new(auth_token),
+        require_bearer,
+    ));
     Router::new()
         .route("/healthz", get(healthz))
         .with_state(service)

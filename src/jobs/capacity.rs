@@ -242,7 +242,10 @@ impl Job for Capacity {
         }
         let keys: Vec<&AlertKey> = firing.iter().map(|a| &a.key).collect();
         ctx.db
-            .meta_set(FIRING_META_KEY, &serde_json::to_string(&keys).unwrap_or_default())
+            .meta_set(
+                FIRING_META_KEY,
+                &serde_json::to_string(&keys).unwrap_or_default(),
+            )
             .await?;
         Ok(stats)
     }

@@ -238,8 +238,15 @@ impl Runner {
         let (status, stats, error) = match result {
             Ok(mut stats) => {
                 stats.seconds = seconds;
-                tracing::info!(job = name, run, examined = stats.examined, changed = stats.changed,
-                    seconds, stopped_early = stats.stopped_early, "job finished");
+                tracing::info!(
+                    job = name,
+                    run,
+                    examined = stats.examined,
+                    changed = stats.changed,
+                    seconds,
+                    stopped_early = stats.stopped_early,
+                    "job finished"
+                );
                 (RunStatus::Ok, stats, None)
             }
             Err(e) => {
@@ -389,7 +396,11 @@ impl Engine {
         let scheduler = tokio_cron_scheduler::JobScheduler::new()
             .await
             .map_err(err)?;
-        for slot in runner.slots.iter().filter(|s| s.configured.settings.enabled) {
+        for slot in runner
+            .slots
+            .iter()
+            .filter(|s| s.configured.settings.enabled)
+        {
             let name = slot.configured.settings.name.clone();
             let schedule = slot.configured.settings.schedule.clone();
             // Weak: the scheduler's own tasks may outlive `shutdown`; they must not keep the

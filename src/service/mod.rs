@@ -21,8 +21,8 @@ use chrono::{DateTime, Utc};
 
 use crate::domain::{Memory, MemoryId, ValidationError};
 use crate::embed::{EmbedError, Embedder};
-use crate::metrics::Metrics;
 use crate::index::{IndexError, IndexPoint, VectorIndex};
+use crate::metrics::Metrics;
 use crate::store::{MemoryStore, StoreError, StoreLock};
 
 pub use maintenance::{EMBEDDER_META_KEY, ReindexProgress};

@@ -87,8 +87,16 @@ pub struct ArchivedRow {
 
 /// The deterministic key of a batch: a retry of the same batch writes the same object.
 pub(super) fn batch_key(namespace: &str, ids: &[MemoryId]) -> String {
-    let first = ids.iter().min().map(|id| id.to_string()).unwrap_or_default();
-    let last = ids.iter().max().map(|id| id.to_string()).unwrap_or_default();
+    let first = ids
+        .iter()
+        .min()
+        .map(|id| id.to_string())
+        .unwrap_or_default();
+    let last = ids
+        .iter()
+        .max()
+        .map(|id| id.to_string())
+        .unwrap_or_default();
     format!("{namespace}/{first}_{last}.jsonl.gz")
 }
 

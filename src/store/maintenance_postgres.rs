@@ -167,16 +167,15 @@ impl MaintenanceStore for PostgresStore {
                 serde_json::json!(ids),
             ),
         };
-        let rows: Vec<(String, String, serde_json::Value, String)> = sqlx::query_as(
-            sqlx::AssertSqlSafe(format!(
+        let rows: Vec<(String, String, serde_json::Value, String)> =
+            sqlx::query_as(sqlx::AssertSqlSafe(format!(
                 "SELECT key, namespace, ids, state FROM archive_batches \
                  WHERE state = $1 AND {filter} ORDER BY created_at, key"
-            )),
-        )
-        .bind(state.as_str())
-        .bind(value)
-        .fetch_all(self.pool())
-        .await?;
+            )))
+            .bind(state.as_str())
+            .bind(value)
+            .fetch_all(self.pool())
+            .await?;
         rows.into_iter()
             .map(|(key, namespace, ids, state)| {
                 let bad = |reason: String| corrupt(&format!("archive_batches/{key}"), reason);

@@ -11,9 +11,7 @@ use super::maintenance::{
     RESTORE_COLUMNS, RestoreBatch, RestoreSelector, archive_select, batch_key, restore_batch,
     restore_select,
 };
-use super::sqlite::{
-    embedding_to_bytes, from_ms, ids_json, ms, parse_ids, row_to_memory,
-};
+use super::sqlite::{embedding_to_bytes, from_ms, ids_json, ms, parse_ids, row_to_memory};
 use super::{SqliteStore, StoreError, corrupt};
 use crate::domain::MemoryId;
 
@@ -74,10 +72,7 @@ impl MaintenanceStore for SqliteStore {
     ) -> Result<RestoreBatch, StoreError> {
         let mut tx = self.pool().begin_with("BEGIN IMMEDIATE").await?;
         let (filter, key) = match selector {
-            RestoreSelector::Ids(ids) => (
-                "id IN (SELECT value FROM json_each(?1))",
-                ids_json(ids),
-            ),
+            RestoreSelector::Ids(ids) => ("id IN (SELECT value FROM json_each(?1))", ids_json(ids)),
             RestoreSelector::Namespace(namespace) => ("namespace = ?1", namespace.clone()),
         };
         let selected: Vec<String> = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
@@ -171,23 +166,25 @@ impl MaintenanceStore for SqliteStore {
                 ids_json(ids),
             ),
         };
-        let rows: Vec<(String, String, String, String)> = sqlx::query_as(sqlx::AssertSqlSafe(
-            format!(
+        let rows: Vec<(String, String, String, String)> =
+            sqlx::query_as(sqlx::AssertSqlSafe(format!(
                 "SELECT key, namespace, ids, state FROM archive_batches \
                  WHERE state = ?1 AND {filter} ORDER BY created_at, key"
-            ),
-        ))
-        .bind(state.as_str())
-        .bind(value)
-        .fetch_all(self.pool())
-        .await?;
+            )))
+            .bind(state.as_str())
+            .bind(value)
+            .fetch_all(self.pool())
+            .await?;
         rows.into_iter()
             .map(|(key, namespace, ids, state)| {
                 let ids: Vec<String> = serde_json::from_str(&ids)
                     .map_err(|e| corrupt(&format!("archive_batches/{key}"), e.to_string()))?;
                 Ok(ArchiveBatch {
                     state: BatchState::parse(&state).ok_or_else(|| {
-                        corrupt(&format!("archive_batches/{key}"), format!("state {state:?}"))
+                        corrupt(
+                            &format!("archive_batches/{key}"),
+                            format!("state {state:?}"),
+                        )
                     })?,
                     ids: parse_ids(ids)?,
                     key,

@@ -155,7 +155,10 @@ pub async fn try_wait_for_endpoint(
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    panic!("no endpoint published in {} after 120 s", data_dir.display());
+    panic!(
+        "no endpoint published in {} after 120 s",
+        data_dir.display()
+    );
 }
 
 pub type Client = RunningService<RoleClient, ()>;

@@ -46,10 +46,9 @@ pub fn sink(settings: &JobSettings) -> Result<Sink, JobConfigError> {
     let url = settings.string("object_url")?;
     match (settings.string("sink")?.as_deref().unwrap_or("table"), url) {
         ("table", None) => Ok(Sink::Table),
-        ("table", Some(_)) => Err(settings.param_error(
-            "object_url",
-            "is only used with sink = \"object\"",
-        )),
+        ("table", Some(_)) => {
+            Err(settings.param_error("object_url", "is only used with sink = \"object\""))
+        }
         ("object", Some(url)) => ObjectSink::from_url(&url)
             .map(|s| Sink::Object(Arc::new(s)))
             .map_err(|message| settings.param_error("object_url", message)),
@@ -131,7 +130,11 @@ impl Job for Archive {
                         .await?
                 }
                 Sink::Object(sink) => {
-                    match ctx.db.stage_batch(&cold, ctx.batch_size, Utc::now()).await? {
+                    match ctx
+                        .db
+                        .stage_batch(&cold, ctx.batch_size, Utc::now())
+                        .await?
+                    {
                         None => Vec::new(),
                         Some(batch) => {
                             drop_points(ctx, batch.ids.clone()).await;
@@ -190,7 +193,11 @@ pub struct RestoreReport {
 
 /// The ids of the archive object `key` (for `restore --batch`).
 pub async fn batch_ids(db: &dyn Database, key: &str) -> Result<Vec<MemoryId>, JobError> {
-    for state in [BatchState::Exported, BatchState::Staged, BatchState::Restored] {
+    for state in [
+        BatchState::Exported,
+        BatchState::Staged,
+        BatchState::Restored,
+    ] {
         if let Some(batch) = db
             .batches(state, None)
             .await?
