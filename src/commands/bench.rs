@@ -1,4 +1,5 @@
-//! `hindsight bench search`: machine-readable benchmark results (one JSON object per size).
+//! `hindsight bench search | jobs`: machine-readable benchmark results (one JSON object per
+//! size and backend).
 
 use clap::Subcommand;
 use hindsight::bench::BenchBackend;
@@ -25,6 +26,36 @@ pub enum BenchCommand {
         #[arg(long, default_value = "postgres://postgres@127.0.0.1:5432")]
         postgres_server: String,
     },
+    /// Bulk-load N rows, then time the expire and archive jobs over them. Prints JSON lines.
+    Jobs {
+        #[arg(long, value_delimiter = ',', default_value = "1000000")]
+        n: Vec<usize>,
+        #[arg(long, default_value_t = 384)]
+        dimension: usize,
+        #[arg(long, default_value_t = 1000)]
+        batch_size: usize,
+        /// The archive sink: `table`, or `object` (a temporary local directory).
+        #[arg(long, default_value = "table")]
+        sink: String,
+        /// Stores to run against, comma-separated: sqlite, postgres.
+        #[arg(long, value_delimiter = ',', default_value = "sqlite,postgres")]
+        backend: Vec<String>,
+        #[arg(long, default_value = "postgres://postgres@127.0.0.1:5432")]
+        postgres_server: String,
+    },
+}
+
+fn backends(names: &[String], postgres_server: &str) -> anyhow::Result<Vec<BenchBackend>> {
+    names
+        .iter()
+        .map(|name| match name.as_str() {
+            "sqlite" => Ok(BenchBackend::Sqlite),
+            "postgres" | "postgresql" => Ok(BenchBackend::Postgres {
+                server_url: postgres_server.trim_end_matches('/').to_owned(),
+            }),
+            other => anyhow::bail!("--backend: must be sqlite or postgres, got {other:?}"),
+        })
+        .collect()
 }
 
 pub async fn run(_settings: Settings, command: BenchCommand) -> anyhow::Result<()> {
@@ -37,16 +68,7 @@ pub async fn run(_settings: Settings, command: BenchCommand) -> anyhow::Result<(
             backend,
             postgres_server,
         } => {
-            let backends = backend
-                .iter()
-                .map(|name| match name.as_str() {
-                    "sqlite" => Ok(BenchBackend::Sqlite),
-                    "postgres" | "postgresql" => Ok(BenchBackend::Postgres {
-                        server_url: postgres_server.trim_end_matches('/').to_owned(),
-                    }),
-                    other => anyhow::bail!("--backend: must be sqlite or postgres, got {other:?}"),
-                })
-                .collect::<anyhow::Result<Vec<_>>>()?;
+            let backends = backends(&backend, &postgres_server)?;
             for size in n {
                 for backend in &backends {
                     // Each run in a fresh temporary directory, removed afterwards.
@@ -58,6 +80,45 @@ pub async fn run(_settings: Settings, command: BenchCommand) -> anyhow::Result<(
                         dimension,
                         queries,
                         top_k,
+                    )
+                    .await
+                    .map_err(|e| anyhow::anyhow!("{e}"))?;
+                    println!("{}", serde_json::to_string(&report)?);
+                }
+            }
+            Ok(())
+        }
+        BenchCommand::Jobs {
+            n,
+            dimension,
+            batch_size,
+            sink,
+            backend,
+            postgres_server,
+        } => {
+            anyhow::ensure!(
+                sink == "table" || sink == "object",
+                "--sink: must be table or object, got {sink:?}"
+            );
+            anyhow::ensure!(
+                (1..=100_000).contains(&batch_size),
+                "--batch-size: must be 1..=100000, got {batch_size}"
+            );
+            for size in n {
+                for backend in backends(&backend, &postgres_server)? {
+                    let dir = tempfile::tempdir()?;
+                    let sink_url = if sink == "table" {
+                        "table".to_owned()
+                    } else {
+                        format!("file://{}", dir.path().join("objects").display())
+                    };
+                    let report = hindsight::bench::jobs::jobs_bench(
+                        dir.path(),
+                        &backend,
+                        size,
+                        dimension,
+                        batch_size,
+                        &sink_url,
                     )
                     .await
                     .map_err(|e| anyhow::anyhow!("{e}"))?;

@@ -14,6 +14,8 @@ use crate::index::{EdgeIndex, HnswParams};
 use crate::service::{MemoryService, Rules, SearchRequest, WriteRequest, WriteStatus};
 use crate::store::{MemoryStore, PoolSize, PostgresStore, SqliteStore};
 
+pub mod jobs;
+
 /// Deterministic pseudo-random unit vectors keyed by the text.
 pub struct RandomEmbedder {
     dimension: usize,
@@ -147,7 +149,7 @@ pub fn rss_mb() -> (f64, f64) {
     (field("VmRSS:"), field("VmHWM:"))
 }
 
-type BenchError = Box<dyn std::error::Error + Send + Sync>;
+pub(crate) type BenchError = Box<dyn std::error::Error + Send + Sync>;
 
 /// Where the benchmark's rows go: a SQLite file in the run's temp dir, or a scratch database
 /// created on a PostgreSQL server (and dropped afterwards) — never a database holding real data.
@@ -161,7 +163,7 @@ pub enum BenchBackend {
 }
 
 impl BenchBackend {
-    fn name(&self) -> &'static str {
+    pub(crate) fn name(&self) -> &'static str {
         match self {
             BenchBackend::Sqlite => "sqlite",
             BenchBackend::Postgres { .. } => "postgresql",
@@ -170,13 +172,13 @@ impl BenchBackend {
 }
 
 /// A scratch PostgreSQL database for one run.
-struct ScratchDatabase {
+pub(crate) struct ScratchDatabase {
     server_url: String,
     name: String,
 }
 
 impl ScratchDatabase {
-    async fn create(server_url: &str) -> Result<Self, BenchError> {
+    pub(crate) async fn create(server_url: &str) -> Result<Self, BenchError> {
         use sqlx::{Connection, Executor};
         let name = format!("hindsight_bench_{}", uuid::Uuid::new_v4().simple());
         let mut admin = sqlx::PgConnection::connect(&format!("{server_url}/postgres")).await?;
@@ -189,11 +191,11 @@ impl ScratchDatabase {
         })
     }
 
-    fn url(&self) -> String {
+    pub(crate) fn url(&self) -> String {
         format!("{}/{}", self.server_url, self.name)
     }
 
-    async fn drop_database(self) -> Result<(), BenchError> {
+    pub(crate) async fn drop_database(self) -> Result<(), BenchError> {
         use sqlx::{Connection, Executor};
         let mut admin =
             sqlx::PgConnection::connect(&format!("{}/postgres", self.server_url)).await?;
