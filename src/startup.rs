@@ -48,7 +48,7 @@ pub enum StartupError {
     DataDirInUse { dir: String, owner: String },
     #[error("{0}")]
     Io(#[from] std::io::Error),
-    #[error("job config: {0}")]
+    #[error(transparent)]
     Jobs(#[from] JobConfigError),
     #[error(transparent)]
     Scheduler(#[from] SchedulerError),

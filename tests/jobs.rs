@@ -724,6 +724,76 @@ pub async fn capacity_alerts_fire_escalate_and_resolve(f: Fixture) {
     assert!(receiver.take().is_empty());
 }
 
+pub async fn capacity_eviction_archives_the_lowest_ranked_until_under_the_limit(f: Fixture) {
+    let config = tempfile::tempdir().unwrap();
+    std::fs::write(
+        config.path().join("capacity.toml"),
+        "cron = \"0 */5 * * * *\"\n[params]\nmax_total = 4\nevict = true\n",
+    )
+    .unwrap();
+    let job = hindsight::jobs::load_jobs(config.path())
+        .unwrap()
+        .into_iter()
+        .find(|j| j.settings.name == "capacity")
+        .unwrap()
+        .job;
+    let runner = f.runner(vec![("capacity", job, 2)]);
+    // Same importance; recency decides: the three oldest rank lowest.
+    let mut rows = Vec::new();
+    for days in [80, 100, 1, 90, 5, 3] {
+        rows.push(
+            f.seed(&format!("{days} days old"), Duration::days(days), None, 0)
+                .await,
+        );
+    }
+    f.service.repair_index().await.unwrap();
+    let lowest = vec![rows[1].id, rows[3].id, rows[0].id];
+
+    let (_, _, dry) = ran(runner.run_now("capacity", true, None).await.unwrap());
+    assert_eq!(
+        dry.details["would_evict"],
+        json!(3),
+        "6 active, limit 4: down to 3"
+    );
+    assert_eq!(
+        dry.details["evict_sample"],
+        json!(lowest),
+        "lowest ranked first"
+    );
+    assert_eq!(
+        f.db.count_archived().await.unwrap(),
+        0,
+        "a dry run changes nothing"
+    );
+
+    let (_, status, stats) = ran(runner.run_now("capacity", false, None).await.unwrap());
+    assert_eq!(status, RunStatus::Ok);
+    assert_eq!(stats.details["evicted"], json!(3));
+    assert_eq!(stats.changed, 3);
+    assert_eq!(
+        stats.details["active_total"],
+        json!(3),
+        "counted after the eviction"
+    );
+    for m in &rows {
+        let evicted = lowest.contains(&m.id);
+        assert_eq!(
+            f.db.get(m.id).await.unwrap().is_none(),
+            evicted,
+            "{}",
+            m.content
+        );
+    }
+    assert_eq!(
+        f.db.count_archived().await.unwrap(),
+        3,
+        "evicted rows are restorable"
+    );
+    // Under the limit now: nothing more to do.
+    let (_, _, again) = ran(runner.run_now("capacity", false, None).await.unwrap());
+    assert_eq!(again.details["evicted"], json!(0));
+}
+
 macro_rules! jobs_suite {
     ($backend:ident, $open:expr) => {
         mod $backend {
@@ -736,6 +806,7 @@ macro_rules! jobs_suite {
                 start_catches_up_once_and_stop_waits_for_the_running_batch,
                 capacity_alerts_fire_escalate_and_resolve,
                 archive_to_a_local_directory_and_back,
+                capacity_eviction_archives_the_lowest_ranked_until_under_the_limit,
             );
         }
     };

@@ -197,9 +197,20 @@ async fn the_daemon_runs_its_schedule_serves_metrics_and_stops_cleanly() {
         .unwrap();
     assert_eq!(archive["enabled"], json!(false));
     assert_eq!(archive["next_run"], Value::Null);
+    // MCP calls are counted and timed per tool.
+    let client = common::http_client(&daemon.endpoint).await;
+    common::call_ok(&client, "memory_search", json!({"query": "intro"})).await;
+    let _ = client.cancel().await;
+    let metrics = get_text(&format!("{base}/metrics"), Some("s3cret-token-for-tests"))
+        .await
+        .1;
     assert!(
-        metrics.contains("hindsight_mcp_request") || !metrics.is_empty(),
-        "metrics render"
+        metrics.contains("hindsight_mcp_requests_total{tool=\"memory_search\",result=\"ok\"} 1"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("hindsight_mcp_request_duration_seconds_count{tool=\"memory_search\"} 1"),
+        "{metrics}"
     );
 
     let status = daemon.stop().await;
@@ -618,8 +629,16 @@ async fn archive_to_s3_and_restore_through_the_cli() {
         })
         .count();
     assert_eq!(restored["restored"], json!(in_ns1), "{restored}");
-    let restored = s3(&["archive", "restore", "--namespace", "ns-0"]);
-    assert!(restored["restored"].as_u64().unwrap() >= 1);
+    // By batch: the key of one object, as the bucket lists it.
+    let ns0_key = listing
+        .split("<Key>cold/")
+        .skip(1)
+        .map(|rest| rest.split('<').next().unwrap())
+        .find(|key| key.starts_with("ns-0/"))
+        .unwrap()
+        .to_owned();
+    let restored = s3(&["archive", "restore", "--batch", &ns0_key]);
+    assert_eq!(restored["restored"], json!(3), "{restored}");
     let db = SqliteStore::open(&data.path().join("hindsight.db"))
         .await
         .unwrap();

@@ -3,7 +3,8 @@
 //! what is firing and sends `resolved` for what went back under. Alerts go to a tracing warning
 //! always, to an Alertmanager (`POST /api/v2/alerts`) and/or a plain JSON webhook when set.
 //! What is firing is kept in the database (`meta`), so a restart or another replica resolves
-//! what this one fired.
+//! what this one fired. With `evict = true` (off by default), a store over `max_total` first
+//! archives its lowest-ranked active memories (importance × recency) to `memories_archive`.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -28,6 +29,7 @@ pub const SPEC: JobSpec = JobSpec {
         "warn_ratio",
         "alertmanager_url",
         "webhook_url",
+        "evict",
     ],
     build,
 };
@@ -61,6 +63,7 @@ fn build(settings: &JobSettings) -> Result<Arc<dyn Job>, JobConfigError> {
         warn_ratio: settings.float("warn_ratio", 0.8, 0.01..=1.0)?,
         alertmanager: url("alertmanager_url")?,
         webhook: url("webhook_url")?,
+        evict: settings.boolean("evict", false)?,
         http: reqwest::Client::builder()
             .timeout(Duration::from_secs(10))
             .build()
@@ -74,7 +77,94 @@ pub struct Capacity {
     pub warn_ratio: f64,
     pub alertmanager: Option<reqwest::Url>,
     pub webhook: Option<reqwest::Url>,
+    /// Over `max_total`, archive (to `memories_archive`) the active memories with the lowest
+    /// importance × recency until under it. Off by default; try a dry run first.
+    pub evict: bool,
     http: reqwest::Client,
+}
+
+/// Rows read per page while ranking for eviction.
+const RANK_PAGE: i64 = 5_000;
+
+impl Capacity {
+    /// The `count` active memories with the lowest importance × exp(−λ·days since last
+    /// touched), lowest first. Pages through the rows keeping only the `count` lowest, so memory
+    /// is bounded by what must go, not by the store.
+    async fn lowest_ranked(
+        ctx: &JobContext,
+        count: usize,
+    ) -> Result<Vec<crate::domain::MemoryId>, JobError> {
+        use std::collections::BinaryHeap;
+        #[derive(PartialEq)]
+        struct Ranked(f64, crate::domain::MemoryId);
+        impl Eq for Ranked {}
+        impl PartialOrd for Ranked {
+            fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+                Some(self.cmp(other))
+            }
+        }
+        impl Ord for Ranked {
+            fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+                self.0.total_cmp(&other.0).then(self.1.cmp(&other.1))
+            }
+        }
+        let lambda = ctx.service.rules().recency_lambda;
+        let now = Utc::now();
+        let mut keep: BinaryHeap<Ranked> = BinaryHeap::with_capacity(count + 1);
+        let mut after = None;
+        loop {
+            let page = ctx.db.active_rank_inputs(after, RANK_PAGE).await?;
+            let Some(last) = page.last() else { break };
+            after = Some(last.0);
+            for (id, importance, touched) in &page {
+                let days = (now - *touched).num_milliseconds().max(0) as f64 / 86_400_000.0;
+                keep.push(Ranked(importance * (-lambda * days).exp(), *id));
+                if keep.len() > count {
+                    keep.pop(); // the highest of the kept: it stays in the store
+                }
+            }
+            if (page.len() as i64) < RANK_PAGE {
+                break;
+            }
+        }
+        Ok(keep.into_sorted_vec().into_iter().map(|r| r.1).collect())
+    }
+
+    /// Eviction, when on and over the limit: returns how many rows were (or, in a dry run,
+    /// would be) archived, and a sample of them, lowest ranked first.
+    async fn evict_excess(
+        &self,
+        ctx: &JobContext,
+        total: i64,
+    ) -> Result<(u64, Vec<crate::domain::MemoryId>), JobError> {
+        if !self.evict || total < self.max_total {
+            return Ok((0, Vec::new()));
+        }
+        let excess = (total - self.max_total + 1) as usize;
+        let victims = Self::lowest_ranked(ctx, excess).await?;
+        let sample: Vec<_> = victims.iter().take(20).copied().collect();
+        if ctx.dry_run {
+            return Ok((victims.len() as u64, sample));
+        }
+        let mut evicted = 0;
+        for chunk in victims.chunks(ctx.batch_size.max(1) as usize) {
+            if ctx.cancel.is_cancelled() {
+                break;
+            }
+            let moved = ctx.db.archive_ids_to_table(chunk, Utc::now()).await?;
+            evicted += moved.len() as u64;
+            if let Err(e) = ctx.service.index().delete(moved).await {
+                tracing::warn!(error = %e, "capacity eviction: index delete failed; search skips the leftover points");
+            }
+            ctx.report(evicted, Some(excess as u64));
+        }
+        tracing::warn!(
+            evicted,
+            limit = self.max_total,
+            "capacity: over the limit, archived the lowest-ranked memories (restore with `hindsight archive restore`)"
+        );
+        Ok((evicted, sample))
+    }
 }
 
 /// One alert: a namespace (or `_all`) at a severity.
@@ -180,13 +270,22 @@ impl Capacity {
 impl Job for Capacity {
     async fn run(&self, ctx: &JobContext) -> Result<JobStats, JobError> {
         let now = Utc::now();
-        let mut active = BTreeMap::<String, i64>::new();
-        for row in ctx.db.counts().await? {
-            if row.status == Status::Active {
-                *active.entry(row.namespace).or_default() += row.count;
+        let active_counts = || async {
+            let mut active = BTreeMap::<String, i64>::new();
+            for row in ctx.db.counts().await? {
+                if row.status == Status::Active {
+                    *active.entry(row.namespace).or_default() += row.count;
+                }
             }
+            Ok::<_, JobError>(active)
+        };
+        let mut active = active_counts().await?;
+        let mut total: i64 = active.values().sum();
+        let (evicted, evict_sample) = self.evict_excess(ctx, total).await?;
+        if evicted > 0 && !ctx.dry_run {
+            active = active_counts().await?;
+            total = active.values().sum();
         }
-        let total: i64 = active.values().sum();
         let firing = self.evaluate(&active);
         let previous: Vec<AlertKey> = ctx
             .db
@@ -210,6 +309,18 @@ impl Job for Capacity {
             ..JobStats::default()
         };
         stats.details.insert("active_total".into(), json!(total));
+        if self.evict {
+            let key = if ctx.dry_run {
+                "would_evict"
+            } else {
+                "evicted"
+            };
+            stats.details.insert(key.into(), json!(evicted));
+            stats
+                .details
+                .insert("evict_sample".into(), json!(evict_sample));
+            stats.changed = if ctx.dry_run { 0 } else { evicted };
+        }
         stats.details.insert("firing".into(), json!(firing));
         stats.details.insert("resolved".into(), json!(resolved));
         if ctx.dry_run {

@@ -164,6 +164,22 @@ pub trait MaintenanceStore: Send + Sync + 'static {
     async fn unpack(&self, rows: &[ArchivedRow]) -> Result<u64, StoreError>;
 
     async fn set_batch_state(&self, key: &str, state: BatchState) -> Result<(), StoreError>;
+
+    /// Capacity eviction's ranking inputs, one page of active rows by id: (id, importance,
+    /// last touched = the later of created_at and last_accessed_at).
+    async fn active_rank_inputs(
+        &self,
+        after: Option<MemoryId>,
+        limit: i64,
+    ) -> Result<Vec<(MemoryId, f64, DateTime<Utc>)>, StoreError>;
+
+    /// Move these rows to `memories_archive`, those still active, in one transaction; returns
+    /// the ids moved.
+    async fn archive_ids_to_table(
+        &self,
+        ids: &[MemoryId],
+        at: DateTime<Utc>,
+    ) -> Result<Vec<MemoryId>, StoreError>;
 }
 
 /// `memories_archive`'s columns in the order of `super::COLUMNS`, plus the terms and the time.

@@ -274,6 +274,40 @@ impl MaintenanceStore for PostgresStore {
         Ok(added)
     }
 
+    async fn active_rank_inputs(
+        &self,
+        after: Option<MemoryId>,
+        limit: i64,
+    ) -> Result<Vec<(MemoryId, f64, DateTime<Utc>)>, StoreError> {
+        Ok(sqlx::query_as(
+            "SELECT id, importance, greatest(created_at, last_accessed_at) \
+             FROM memories WHERE status = 'active' AND ($1::uuid IS NULL OR id > $1) \
+             ORDER BY id LIMIT $2",
+        )
+        .bind(after)
+        .bind(limit)
+        .fetch_all(self.pool())
+        .await?)
+    }
+
+    async fn archive_ids_to_table(
+        &self,
+        ids: &[MemoryId],
+        at: DateTime<Utc>,
+    ) -> Result<Vec<MemoryId>, StoreError> {
+        let mut tx = self.pool().begin().await?;
+        let active: Vec<MemoryId> = sqlx::query_scalar(
+            "SELECT id FROM memories WHERE status = 'active' AND id = ANY($1) \
+             FOR UPDATE SKIP LOCKED",
+        )
+        .bind(ids)
+        .fetch_all(&mut *tx)
+        .await?;
+        move_to_archive(&mut tx, &active, at).await?;
+        tx.commit().await?;
+        Ok(active)
+    }
+
     async fn set_batch_state(&self, key: &str, state: BatchState) -> Result<(), StoreError> {
         sqlx::query("UPDATE archive_batches SET state = $2 WHERE key = $1")
             .bind(key)

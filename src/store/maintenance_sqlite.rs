@@ -278,6 +278,46 @@ impl MaintenanceStore for SqliteStore {
         Ok(added)
     }
 
+    async fn active_rank_inputs(
+        &self,
+        after: Option<MemoryId>,
+        limit: i64,
+    ) -> Result<Vec<(MemoryId, f64, DateTime<Utc>)>, StoreError> {
+        let rows: Vec<(String, f64, i64)> = sqlx::query_as(
+            "SELECT id, importance, max(created_at, coalesce(last_accessed_at, created_at)) \
+             FROM memories WHERE status = 'active' AND id > ?1 ORDER BY id LIMIT ?2",
+        )
+        .bind(after.map(|id| id.to_string()).unwrap_or_default())
+        .bind(limit)
+        .fetch_all(self.pool())
+        .await?;
+        rows.into_iter()
+            .map(|(id, importance, touched)| {
+                let id = MemoryId::parse_str(&id).map_err(|e| corrupt(&id, e.to_string()))?;
+                Ok((id, importance, from_ms(touched)))
+            })
+            .collect()
+    }
+
+    async fn archive_ids_to_table(
+        &self,
+        ids: &[MemoryId],
+        at: DateTime<Utc>,
+    ) -> Result<Vec<MemoryId>, StoreError> {
+        let mut tx = self.pool().begin_with("BEGIN IMMEDIATE").await?;
+        let active: Vec<String> = sqlx::query_scalar(
+            "SELECT id FROM memories WHERE status = 'active' \
+             AND id IN (SELECT value FROM json_each(?1))",
+        )
+        .bind(ids_json(ids))
+        .fetch_all(&mut *tx)
+        .await?;
+        let active = parse_ids(active)?;
+        move_to_archive(&mut tx, &active, at).await?;
+        tx.commit().await?;
+        Ok(active)
+    }
+
     async fn set_batch_state(&self, key: &str, state: BatchState) -> Result<(), StoreError> {
         sqlx::query("UPDATE archive_batches SET state = ?2 WHERE key = ?1")
             .bind(key)
