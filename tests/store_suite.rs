@@ -736,6 +736,14 @@ pub async fn archive_moves_cold_rows_out_and_restore_brings_them_back(store: &dy
         store.get(newer.id).await.unwrap().unwrap().status,
         Status::Active
     );
+
+    // A hard forget reaches the archive too: nothing left to restore.
+    let gone = store
+        .forget(&ForgetSelector::Id(cold_fact.id), true, now)
+        .await
+        .unwrap();
+    assert_eq!(gone, vec![cold_fact.id]);
+    assert_eq!(store.count_archived().await.unwrap(), 0);
 }
 
 fn sorted(mut ids: Vec<MemoryId>) -> Vec<MemoryId> {

@@ -46,7 +46,7 @@ pub enum ArchiveCommand {
         #[arg(long, conflicts_with = "batch")]
         namespace: Option<String>,
         /// Every memory of one archive object, by its key
-        /// (`<namespace>/<first id>_<last id>.jsonl.gz`, as the object store lists it).
+        /// (`<namespace>/<first id>_<last id>_<unix ms>.jsonl.gz`, as the object store lists it).
         #[arg(long)]
         batch: Option<String>,
     },
@@ -151,9 +151,9 @@ pub async fn archive(settings: Settings, command: ArchiveCommand) -> anyhow::Res
                 ),
                 (None, None) => RestoreSelector::Ids(ids),
             };
-            let sink = hindsight::jobs::engine::archive_sink(jobs.iter())?;
-            let report =
-                hindsight::jobs::archive::restore(&service, db.as_ref(), &sink, &selector).await?;
+            let service = Arc::new(service);
+            let runner = startup::job_runner(jobs, &service, db);
+            let report = runner.restore(&selector).await?;
             service.flush().await?;
             drop(lock);
             json!(report)

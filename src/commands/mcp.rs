@@ -50,7 +50,7 @@ async fn serve_directly(settings: Settings, lock: DataDirLock) -> anyhow::Result
     let shutdown = CancellationToken::new();
     let http = tokio::spawn(startup::serve_http(
         service.clone(),
-        Some(runner),
+        Some(runner.clone()),
         listener,
         Some(token),
         // Only loopback relays from this machine talk to a stdio owner's private endpoint.
@@ -66,6 +66,7 @@ async fn serve_directly(settings: Settings, lock: DataDirLock) -> anyhow::Result
         reason = running.waiting() => { tracing::info!(?reason, "stdio session ended"); }
         _ = startup::shutdown_signal() => { tracing::info!("shutting down"); }
     }
+    runner.stop_now();
     shutdown.cancel();
     let _ = http.await;
     engine.shutdown(startup::JOB_STOP_GRACE).await;

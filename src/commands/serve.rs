@@ -24,9 +24,13 @@ pub async fn run(settings: Settings) -> anyhow::Result<()> {
     tracing::info!(%local, data_dir = %settings.data_dir.display(), embedder = service.embedder().id(), "hindsight serving MCP at /mcp");
     let shutdown = CancellationToken::new();
     let signal = shutdown.clone();
+    let jobs = runner.clone();
     tokio::spawn(async move {
         startup::shutdown_signal().await;
         tracing::info!("shutting down");
+        // Jobs first: a run in progress (even one an operator request started) stops after its
+        // batch, so the HTTP server's graceful shutdown is not held up by it.
+        jobs.stop_now();
         signal.cancel();
     });
     startup::serve_http(

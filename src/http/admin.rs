@@ -53,7 +53,13 @@ async fn run_job(
     Path(name): Path<String>,
     Query(params): Query<RunParams>,
 ) -> Response {
-    match state.run_now(&name, params.dry_run, None).await {
+    // On a task of its own: a client that disconnects must not cancel a run halfway.
+    let runner = state.clone();
+    let job = name.clone();
+    let outcome = tokio::spawn(async move { runner.run_now(&job, params.dry_run, None).await })
+        .await
+        .unwrap_or_else(|e| Err(JobError::Busy(format!("{name} (task failed: {e})"))));
+    match outcome {
         Ok(outcome) => Json(crate::jobs::engine::outcome_json(&name, &outcome)).into_response(),
         Err(e @ JobError::Unknown(..)) => error(StatusCode::NOT_FOUND, &e.to_string()),
         Err(e @ JobError::Busy(_)) => error(StatusCode::CONFLICT, &e.to_string()),
@@ -93,14 +99,17 @@ async fn restore(State(state): State<AdminState>, body: Option<Json<RestoreBody>
             );
         }
     };
-    let sink = match state.archive_sink() {
-        Ok(sink) => sink,
-        Err(e) => return error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
-    };
-    match crate::jobs::archive::restore(state.service(), state.db().as_ref(), &sink, &selector)
+    let runner = state.clone();
+    let restore = tokio::spawn(async move { runner.restore(&selector).await })
         .await
-    {
+        .unwrap_or_else(|e| {
+            Err(JobError::Busy(format!(
+                "archive restore (task failed: {e})"
+            )))
+        });
+    match restore {
         Ok(report) => Json(json!(report)).into_response(),
+        Err(e @ JobError::Busy(_)) => error(StatusCode::CONFLICT, &e.to_string()),
         Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
     }
 }

@@ -77,8 +77,8 @@ pub struct Capacity {
     pub warn_ratio: f64,
     pub alertmanager: Option<reqwest::Url>,
     pub webhook: Option<reqwest::Url>,
-    /// Over `max_total`, archive (to `memories_archive`) the active memories with the lowest
-    /// importance × recency until under it. Off by default; try a dry run first.
+    /// At or over `max_total`, archive (to `memories_archive`) the active memories with the
+    /// lowest importance × recency until under it. Off by default; try a dry run first.
     pub evict: bool,
     http: reqwest::Client,
 }
@@ -329,11 +329,14 @@ impl Job for Capacity {
         if !firing.is_empty() || !resolved.is_empty() {
             let mut failure = None;
             if let Some(url) = &self.alertmanager {
-                let url = reqwest::Url::parse(&format!(
-                    "{}/api/v2/alerts",
-                    url.as_str().trim_end_matches('/')
-                ))
-                .unwrap_or_else(|_| url.clone());
+                // The server's base URL (`http://alertmanager:9093`), or the full API path.
+                let base = url.as_str().trim_end_matches('/');
+                let url = if base.ends_with("/api/v2/alerts") {
+                    url.clone()
+                } else {
+                    reqwest::Url::parse(&format!("{base}/api/v2/alerts"))
+                        .unwrap_or_else(|_| url.clone())
+                };
                 let body = Self::alertmanager_payload(&firing, &resolved, now);
                 failure = self.post(&url, &body).await.err();
             }

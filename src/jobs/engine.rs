@@ -11,8 +11,7 @@
 //! (its process died) is marked `interrupted` by whichever process notices. At start, each
 //! job whose last success is older than its latest tick runs once (catch-up, no backlog).
 
-use std::collections::HashSet;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
@@ -62,7 +61,6 @@ pub struct Runner {
     stop: CancellationToken,
     /// Every tick in flight, so shutdown can wait for them.
     tracker: TaskTracker,
-    live: Mutex<HashSet<i64>>,
 }
 
 impl Runner {
@@ -92,7 +90,6 @@ impl Runner {
             metrics,
             stop: CancellationToken::new(),
             tracker: TaskTracker::new(),
-            live: Mutex::new(HashSet::new()),
         })
     }
 
@@ -111,6 +108,38 @@ impl Runner {
     /// Where the archive job's rows are (for restores): its configured sink.
     pub fn archive_sink(&self) -> Result<super::archive::Sink, JobError> {
         archive_sink(self.jobs())
+    }
+
+    /// `hindsight archive restore`, holding the archive job's guards (here and across
+    /// replicas): an archive run finishing meanwhile could otherwise drop the restored rows'
+    /// fresh index points. Busy while the archive job runs.
+    pub async fn restore(
+        &self,
+        selector: &crate::store::RestoreSelector,
+    ) -> Result<super::archive::RestoreReport, JobError> {
+        let name = super::archive::SPEC.name;
+        let busy = || JobError::Busy(name.to_owned());
+        let slot = self.slot(name)?;
+        let _running = slot.running.try_lock().map_err(|_| busy())?;
+        let elsewhere = self
+            .db
+            .try_lock(&job_lock_key(name))
+            .await?
+            .ok_or_else(busy)?;
+        let result = match self.archive_sink() {
+            Ok(sink) => {
+                super::archive::restore(&self.service, self.db.as_ref(), &sink, selector).await
+            }
+            Err(e) => Err(e),
+        };
+        elsewhere.release().await;
+        result
+    }
+
+    /// Stop now: no new ticks, and a running job stops after its current batch (the signal
+    /// handler calls this, so an operator request in progress does not hold up shutdown).
+    pub fn stop_now(&self) {
+        self.stop.cancel();
     }
 
     pub fn node(&self) -> &str {
@@ -229,11 +258,15 @@ impl Runner {
         progress: Option<Arc<dyn Fn(Progress) + Send + Sync>>,
     ) -> TickOutcome {
         let name = slot.configured.settings.name.as_str();
-        self.live_runs().insert(run);
+        // The run's own heartbeat, wherever it runs (a tick, the CLI, an operator request).
+        let beating = CancellationToken::new();
+        let heartbeat = tokio::spawn(beat(self.db.clone(), run, beating.clone()));
         let ctx = self.context(slot, tick, false, progress);
         let started = Instant::now();
         tracing::info!(job = name, run, "job started");
         let result = slot.configured.job.run(&ctx).await;
+        beating.cancel();
+        let _ = heartbeat.await;
         let seconds = started.elapsed().as_secs_f64();
         let (status, stats, error) = match result {
             Ok(mut stats) => {
@@ -267,17 +300,12 @@ impl Runner {
         {
             tracing::error!(job = name, run, error = %e, "could not record the run's outcome; it will show as interrupted");
         }
-        self.live_runs().remove(&run);
         TickOutcome::Ran {
             run,
             status,
             stats,
             error,
         }
-    }
-
-    fn live_runs(&self) -> std::sync::MutexGuard<'_, HashSet<i64>> {
-        self.live.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Mark runs of dead processes `interrupted`. At start, an exclusive process knows every
@@ -327,18 +355,31 @@ impl Runner {
         });
     }
 
-    async fn heartbeat_loop(self: Arc<Self>, done: CancellationToken) {
+    /// Every `HEARTBEAT_EVERY`: mark the runs of dead processes (any node's).
+    async fn reaper_loop(self: Arc<Self>, done: CancellationToken) {
         let mut every = tokio::time::interval(HEARTBEAT_EVERY);
         loop {
             tokio::select! {
                 _ = done.cancelled() => return,
                 _ = every.tick() => {}
             }
-            let live: Vec<i64> = self.live_runs().iter().copied().collect();
-            if let Err(e) = self.db.heartbeat(&live, Utc::now()).await {
-                tracing::warn!(error = %e, "job heartbeat failed");
-            }
             self.interrupt_dead_runs(false).await;
+        }
+    }
+}
+
+/// Refresh `run`'s heartbeat every `HEARTBEAT_EVERY` until `done`. If the task running the job
+/// is dropped mid-run, this stops with it, and the run is marked interrupted once stale.
+async fn beat(db: Arc<dyn Database>, run: i64, done: CancellationToken) {
+    let mut every = tokio::time::interval(HEARTBEAT_EVERY);
+    every.tick().await; // the claim just set it
+    loop {
+        tokio::select! {
+            _ = done.cancelled() => return,
+            _ = every.tick() => {}
+        }
+        if let Err(e) = db.heartbeat(&[run], Utc::now()).await {
+            tracing::warn!(run, error = %e, "job heartbeat failed");
         }
     }
 }
@@ -384,8 +425,8 @@ pub struct SchedulerError(String);
 pub struct Engine {
     runner: Arc<Runner>,
     scheduler: tokio_cron_scheduler::JobScheduler,
-    heartbeat_done: CancellationToken,
-    heartbeat: tokio::task::JoinHandle<()>,
+    reaper_done: CancellationToken,
+    reaper: tokio::task::JoinHandle<()>,
 }
 
 impl Engine {
@@ -423,14 +464,14 @@ impl Engine {
             scheduler.add(job).await.map_err(err)?;
         }
         scheduler.start().await.map_err(err)?;
-        let heartbeat_done = CancellationToken::new();
-        let heartbeat = tokio::spawn(runner.clone().heartbeat_loop(heartbeat_done.clone()));
+        let reaper_done = CancellationToken::new();
+        let reaper = tokio::spawn(runner.clone().reaper_loop(reaper_done.clone()));
         runner.tracker.spawn(runner.clone().catch_up());
         Ok(Self {
             runner,
             scheduler,
-            heartbeat_done,
-            heartbeat,
+            reaper_done,
+            reaper,
         })
     }
 
@@ -454,7 +495,7 @@ impl Engine {
                 "jobs still running at shutdown; their runs will show as interrupted"
             );
         }
-        self.heartbeat_done.cancel();
-        let _ = self.heartbeat.await;
+        self.reaper_done.cancel();
+        let _ = self.reaper.await;
     }
 }

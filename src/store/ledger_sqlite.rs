@@ -94,7 +94,7 @@ impl RunLedger for SqliteStore {
     ) -> Result<u64, StoreError> {
         Ok(sqlx::query(
             "UPDATE job_runs SET status = 'interrupted', finished_at = ?2 \
-             WHERE status = 'running' AND heartbeat_at < ?1",
+             WHERE status = 'running' AND COALESCE(heartbeat_at, started_at) < ?1",
         )
         .bind(ms(heartbeat_before))
         .bind(ms(at))

@@ -9,8 +9,9 @@ use chrono::{DateTime, Utc};
 use super::StoreError;
 use crate::domain::{Memory, MemoryId};
 
-/// The archive job's selection: active rows created before `created_before` and accessed
-/// fewer than `max_access_count` times.
+/// The archive job's selection: active rows created before `created_before`, not accessed
+/// since then (a restored row counts as accessed when restored), and accessed fewer than
+/// `max_access_count` times in all.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ColdRows {
     pub created_before: DateTime<Utc>,
@@ -39,7 +40,7 @@ pub struct RestoreBatch {
 /// One batch of the archive job's object sink, as the journal (`archive_batches`) records it.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct ArchiveBatch {
-    /// The object's key: `<namespace>/<first id>_<last id>.jsonl.gz`.
+    /// The object's key: `<namespace>/<first id>_<last id>_<staged at, unix ms>.jsonl.gz`.
     pub key: String,
     pub namespace: String,
     pub ids: Vec<MemoryId>,
@@ -85,8 +86,10 @@ pub struct ArchivedRow {
     pub archived_at: DateTime<Utc>,
 }
 
-/// The deterministic key of a batch: a retry of the same batch writes the same object.
-pub(super) fn batch_key(namespace: &str, ids: &[MemoryId]) -> String {
+/// A batch's key, fixed when it is staged (the journal keeps it, so a retry writes the same
+/// object): its namespace, id range and staging time — the time keeps a later batch of the
+/// same rows (archived, restored, archived again) from landing on an earlier object.
+pub(super) fn batch_key(namespace: &str, ids: &[MemoryId], staged_at: DateTime<Utc>) -> String {
     let first = ids
         .iter()
         .min()
@@ -97,7 +100,10 @@ pub(super) fn batch_key(namespace: &str, ids: &[MemoryId]) -> String {
         .max()
         .map(|id| id.to_string())
         .unwrap_or_default();
-    format!("{namespace}/{first}_{last}.jsonl.gz")
+    format!(
+        "{namespace}/{first}_{last}_{}.jsonl.gz",
+        staged_at.timestamp_millis()
+    )
 }
 
 #[async_trait]
@@ -204,11 +210,12 @@ pub(super) const RESTORE_COLUMNS: &str = "id, namespace, memory_type, content, i
      last_accessed_at, access_count, deprecated_at, deprecated_by, embedding_model, embedding, \
      lexical, index_pending";
 
-/// What a restored row gets back: active, updated at `$at`, pending for the index.
+/// What a restored row gets back: active, updated and last accessed at `$at` (someone wanted
+/// it: the archive job leaves it alone for another `min_age_days`), pending for the index.
 pub(super) fn restore_select(at: &str, pending: &str) -> String {
     format!(
         "id, namespace, memory_type, content, importance, 'active', entity, attribute, source, \
-         merged_sources, metadata, created_at, {at}, expires_at, last_accessed_at, \
+         merged_sources, metadata, created_at, {at}, expires_at, {at}, \
          access_count, deprecated_at, deprecated_by, embedding_model, embedding, lexical, {pending}"
     )
 }

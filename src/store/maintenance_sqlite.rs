@@ -15,7 +15,8 @@ use super::sqlite::{embedding_to_bytes, from_ms, ids_json, ms, parse_ids, row_to
 use super::{SqliteStore, StoreError, corrupt};
 use crate::domain::MemoryId;
 
-const COLD: &str = "status = 'active' AND created_at < ?1 AND access_count < ?2";
+const COLD: &str = "status = 'active' AND created_at < ?1 AND access_count < ?2 \
+     AND (last_accessed_at IS NULL OR last_accessed_at < ?1)";
 
 #[async_trait]
 impl MaintenanceStore for SqliteStore {
@@ -131,7 +132,7 @@ impl MaintenanceStore for SqliteStore {
         };
         let ids = oldest_cold(&mut tx, cold, Some(&namespace), limit).await?;
         move_to_archive(&mut tx, &ids, at).await?;
-        let key = batch_key(&namespace, &ids);
+        let key = batch_key(&namespace, &ids, at);
         sqlx::query(
             "INSERT INTO archive_batches (key, namespace, ids, state, row_count, created_at) \
              VALUES (?1, ?2, ?3, 'staged', ?4, ?5)",

@@ -218,6 +218,11 @@ impl MemoryStore for PostgresStore {
 
     async fn try_lock(&self, key: &str) -> Result<Option<StoreLock>, StoreError> {
         let mut tx = self.pool.begin().await?;
+        // Held (idle) for a whole job run: a server-side idle-in-transaction timeout, common on
+        // managed PostgreSQL, must not end it and silently free the lock.
+        sqlx::query("SET LOCAL idle_in_transaction_session_timeout = 0")
+            .execute(&mut *tx)
+            .await?;
         let held: bool =
             sqlx::query_scalar("SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0))")
                 .bind(format!("lock\u{1f}{key}"))
@@ -421,7 +426,12 @@ impl MemoryStore for PostgresStore {
              AND ($3::text IS NULL OR memory_type = $3) AND ($4::text IS NULL OR entity = $4) \
              AND ($5::timestamptz IS NULL OR created_at < $5)";
         let sql = if hard {
-            format!("DELETE FROM memories WHERE {filter} RETURNING id")
+            // Hard means gone everywhere the database holds it: the archive table too.
+            format!(
+                "WITH archived AS (DELETE FROM memories_archive WHERE {filter} RETURNING id), \
+                 hot AS (DELETE FROM memories WHERE {filter} RETURNING id) \
+                 SELECT id FROM hot UNION ALL SELECT id FROM archived"
+            )
         } else {
             format!(
                 "UPDATE memories SET status = 'forgotten', updated_at = $6, index_pending = TRUE \

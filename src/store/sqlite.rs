@@ -431,23 +431,34 @@ impl MemoryStore for SqliteStore {
         let filter = "(?1 IS NULL OR id = ?1) AND (?2 IS NULL OR namespace = ?2) \
              AND (?3 IS NULL OR memory_type = ?3) AND (?4 IS NULL OR entity = ?4) \
              AND (?5 IS NULL OR created_at < ?5)";
-        let sql = if hard {
-            format!("DELETE FROM memories WHERE {filter} RETURNING id")
+        // Hard means gone everywhere the database holds it: the archive table too.
+        let statements = if hard {
+            vec![
+                format!("DELETE FROM memories_archive WHERE {filter} RETURNING id"),
+                format!("DELETE FROM memories WHERE {filter} RETURNING id"),
+            ]
         } else {
-            format!(
+            vec![format!(
                 "UPDATE memories SET status = 'forgotten', updated_at = ?6, index_pending = 1 \
                  WHERE {filter} AND status <> 'forgotten' RETURNING id"
-            )
+            )]
         };
-        let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
-            .bind(id)
-            .bind(namespace)
-            .bind(memory_type)
-            .bind(entity)
-            .bind(created_before)
-            .bind(ms(at))
-            .fetch_all(&self.pool)
-            .await?;
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let mut rows = Vec::new();
+        for sql in statements {
+            rows.extend(
+                sqlx::query(sqlx::AssertSqlSafe(sql))
+                    .bind(&id)
+                    .bind(&namespace)
+                    .bind(memory_type)
+                    .bind(&entity)
+                    .bind(created_before)
+                    .bind(ms(at))
+                    .fetch_all(&mut *tx)
+                    .await?,
+            );
+        }
+        tx.commit().await?;
         rows.iter()
             .map(|row| {
                 let text: String = row.try_get("id")?;

@@ -35,7 +35,12 @@ impl ObjectSink {
                 return Err(format!("{url:?}: a file:// URL needs an absolute path"));
             }
             std::fs::create_dir_all(dir).map_err(|e| format!("{url:?}: {e}"))?;
-            Arc::new(LocalFileSystem::new_with_prefix(dir).map_err(|e| format!("{url:?}: {e}"))?)
+            // fsync: the rows are deleted once the object is written, so it must be on disk.
+            Arc::new(
+                LocalFileSystem::new_with_prefix(dir)
+                    .map_err(|e| format!("{url:?}: {e}"))?
+                    .with_fsync(true),
+            )
         } else if let Some(rest) = url.strip_prefix("s3://") {
             let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
             if bucket.is_empty() {
@@ -73,10 +78,16 @@ impl ObjectSink {
             key: key.to_owned(),
             message,
         };
-        let bytes = encode(rows).map_err(|e| object(e.to_string()))?;
+        // Compression is CPU work: off the async threads.
+        let owned = rows.to_vec();
+        let bytes = tokio::task::spawn_blocking(move || encode(&owned))
+            .await
+            .map_err(|e| object(e.to_string()))?
+            .map_err(|e| object(e.to_string()))?;
+        let (length, digest) = (bytes.len(), xxhash_rust::xxh3::xxh3_128(&bytes));
         let path = Path::from(key);
         self.store
-            .put(&path, PutPayload::from(bytes.clone()))
+            .put(&path, PutPayload::from(bytes))
             .await
             .map_err(|e| self.store_error(e))?;
         let read = self
@@ -87,14 +98,13 @@ impl ObjectSink {
             .bytes()
             .await
             .map_err(|e| self.store_error(e))?;
-        if read.as_ref() != bytes.as_slice() {
+        if read.len() != length || xxhash_rust::xxh3::xxh3_128(&read) != digest {
             return Err(object(format!(
-                "read back {} bytes that differ from the {} written",
-                read.len(),
-                bytes.len()
+                "read back {} bytes that differ from the {length} written",
+                read.len()
             )));
         }
-        Ok(bytes.len() as u64)
+        Ok(length as u64)
     }
 
     pub async fn read(&self, key: &str) -> Result<Vec<ArchivedRow>, SinkError> {
@@ -106,10 +116,14 @@ impl ObjectSink {
             .bytes()
             .await
             .map_err(|e| self.store_error(e))?;
-        decode(&bytes).map_err(|message| SinkError::Object {
+        let object = |message: String| SinkError::Object {
             key: key.to_owned(),
             message,
-        })
+        };
+        tokio::task::spawn_blocking(move || decode(&bytes))
+            .await
+            .map_err(|e| object(e.to_string()))?
+            .map_err(object)
     }
 
     fn store_error(&self, e: object_store::Error) -> SinkError {
