@@ -37,5 +37,10 @@ CREATE TABLE memories_archive (
 );
 CREATE INDEX memories_archive_namespace ON memories_archive (namespace, archived_at);
 
--- Where the archive job looks: active rows by age.
-CREATE INDEX memories_cold ON memories (created_at) WHERE status = 'active';
+-- Where the archive job looks: active rows, oldest first. The id breaks ties as the jobs
+-- order them, so a batch is a range scan of the index, never a sort of every candidate.
+CREATE INDEX memories_cold ON memories (created_at, id) WHERE status = 'active';
+-- The expire job's order, likewise.
+DROP INDEX memories_expires;
+CREATE INDEX memories_expires ON memories (expires_at, id)
+    WHERE status = 'active' AND expires_at IS NOT NULL;
