@@ -756,9 +756,22 @@ pub async fn try_lock_is_exclusive_across_handles(store: &dyn Database) {
     assert!(held.is_some());
     let other = store.try_lock("job\u{1f}expire").await.unwrap();
     assert!(other.is_some(), "another key is free");
-    drop(other);
-    drop(held);
-    assert!(store.try_lock("job\u{1f}archive").await.unwrap().is_some());
+    other.unwrap().release().await;
+    held.unwrap().release().await;
+    let again = store.try_lock("job\u{1f}archive").await.unwrap();
+    assert!(again.is_some(), "free again once released");
+    // Dropped instead of released: freed shortly after, not whenever the connection is reused.
+    drop(again);
+    let mut freed = false;
+    for _ in 0..50 {
+        if let Some(lock) = store.try_lock("job\u{1f}archive").await.unwrap() {
+            lock.release().await;
+            freed = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert!(freed, "a dropped lock is released within a second");
 }
 
 macro_rules! store_suite {

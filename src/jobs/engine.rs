@@ -259,13 +259,16 @@ impl Runner {
     ) -> TickOutcome {
         let name = slot.configured.settings.name.as_str();
         // The run's own heartbeat, wherever it runs (a tick, the CLI, an operator request).
+        // If this future is dropped mid-run, the guard stops the heartbeat too, so the run goes
+        // stale and is marked interrupted instead of looking alive forever.
         let beating = CancellationToken::new();
         let heartbeat = tokio::spawn(beat(self.db.clone(), run, beating.clone()));
+        let stop_beating = beating.drop_guard();
         let ctx = self.context(slot, tick, false, progress);
         let started = Instant::now();
         tracing::info!(job = name, run, "job started");
         let result = slot.configured.job.run(&ctx).await;
-        beating.cancel();
+        drop(stop_beating);
         let _ = heartbeat.await;
         let seconds = started.elapsed().as_secs_f64();
         let (status, stats, error) = match result {

@@ -222,9 +222,21 @@ impl StoreLock {
         }
     }
 
-    pub async fn release(self) {
-        if let Some(held) = self.held {
+    pub async fn release(mut self) {
+        if let Some(held) = self.held.take() {
             held.release().await;
+        }
+    }
+}
+
+impl Drop for StoreLock {
+    /// Dropped without `release` (an early return, a panic): release on a task of its own, so
+    /// the lock does not outlive its holder until the connection happens to be reused.
+    fn drop(&mut self) {
+        if let Some(held) = self.held.take()
+            && let Ok(runtime) = tokio::runtime::Handle::try_current()
+        {
+            runtime.spawn(held.release());
         }
     }
 }
