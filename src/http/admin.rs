@@ -58,7 +58,7 @@ async fn run_job(
     let job = name.clone();
     let outcome = tokio::spawn(async move { runner.run_now(&job, params.dry_run, None).await })
         .await
-        .unwrap_or_else(|e| Err(JobError::Busy(format!("{name} (task failed: {e})"))));
+        .unwrap_or_else(|e| Err(JobError::Task(name.clone(), e.to_string())));
     match outcome {
         Ok(outcome) => Json(crate::jobs::engine::outcome_json(&name, &outcome)).into_response(),
         Err(e @ JobError::Unknown(..)) => error(StatusCode::NOT_FOUND, &e.to_string()),
@@ -102,11 +102,7 @@ async fn restore(State(state): State<AdminState>, body: Option<Json<RestoreBody>
     let runner = state.clone();
     let restore = tokio::spawn(async move { runner.restore(&selector).await })
         .await
-        .unwrap_or_else(|e| {
-            Err(JobError::Busy(format!(
-                "archive restore (task failed: {e})"
-            )))
-        });
+        .unwrap_or_else(|e| Err(JobError::Task("archive restore".into(), e.to_string())));
     match restore {
         Ok(report) => Json(json!(report)).into_response(),
         Err(e @ JobError::Busy(_)) => error(StatusCode::CONFLICT, &e.to_string()),

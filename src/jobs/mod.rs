@@ -37,6 +37,8 @@ pub enum JobError {
     Busy(String),
     #[error(transparent)]
     Sink(#[from] archive::object::SinkError),
+    #[error("{0}: the task running it failed: {1}")]
+    Task(String, String),
     #[error("no archive batch with key {0:?}")]
     NoBatch(String),
     #[error(transparent)]
