@@ -145,14 +145,22 @@ fn ran(outcome: TickOutcome) -> (i64, RunStatus, JobStats) {
     }
 }
 
-fn job(name: &str) -> Arc<dyn Job> {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("jobs");
-    hindsight::jobs::load_jobs(&dir)
+/// Job `name` as `dir` configures it, after writing `dir/<name>.toml` when `text` is given.
+fn load_job(dir: &std::path::Path, name: &str, text: Option<&str>) -> ConfiguredJob {
+    if let Some(text) = text {
+        std::fs::write(dir.join(format!("{name}.toml")), text).unwrap();
+    }
+    hindsight::jobs::load_jobs(dir)
         .unwrap()
         .into_iter()
         .find(|j| j.settings.name == name)
         .unwrap()
-        .job
+}
+
+/// Job `name` as the repository's `jobs/` ships it.
+fn job(name: &str) -> Arc<dyn Job> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("jobs");
+    load_job(&dir, name, None).job
 }
 
 pub async fn expire_expires_due_rows_in_batches_and_drops_their_points(f: Fixture) {
@@ -278,19 +286,15 @@ fn object_archive(
     dir: &std::path::Path,
     url: &str,
 ) -> (Arc<dyn Job>, hindsight::jobs::archive::Sink) {
-    std::fs::write(
-        dir.join("archive.toml"),
-        format!("cron = \"0 30 3 * * *\"\n[params]\nsink = \"object\"\nobject_url = \"{url}\"\n"),
-    )
-    .unwrap();
-    let jobs = hindsight::jobs::load_jobs(dir).unwrap();
-    let sink = hindsight::jobs::engine::archive_sink(jobs.iter()).unwrap();
-    let job = jobs
-        .into_iter()
-        .find(|j| j.settings.name == "archive")
-        .unwrap()
-        .job;
-    (job, sink)
+    let archive = load_job(
+        dir,
+        "archive",
+        Some(&format!(
+            "cron = \"0 30 3 * * *\"\n[params]\nsink = \"object\"\nobject_url = \"{url}\"\n"
+        )),
+    );
+    let sink = hindsight::jobs::archive::sink(&archive.settings).unwrap();
+    (archive.job, sink)
 }
 
 /// Archive to objects at `url`, check what they hold, restore some by id and a namespace.
@@ -613,20 +617,11 @@ impl Receiver {
 }
 
 fn capacity_job(dir: &std::path::Path, base: &str) -> Arc<dyn Job> {
-    std::fs::write(
-        dir.join("capacity.toml"),
-        format!(
-            "cron = \"0 */5 * * * *\"\n[params]\nmax_total = 4\nwarn_ratio = 0.5\n\
-             alertmanager_url = \"{base}\"\nwebhook_url = \"{base}/hook\"\n"
-        ),
-    )
-    .unwrap();
-    hindsight::jobs::load_jobs(dir)
-        .unwrap()
-        .into_iter()
-        .find(|j| j.settings.name == "capacity")
-        .unwrap()
-        .job
+    let text = format!(
+        "cron = \"0 */5 * * * *\"\n[params]\nmax_total = 4\nwarn_ratio = 0.5\n\
+         alertmanager_url = \"{base}\"\nwebhook_url = \"{base}/hook\"\n"
+    );
+    load_job(dir, "capacity", Some(&text)).job
 }
 
 fn alert_labels(body: &Value) -> Vec<(String, String, bool)> {
@@ -726,17 +721,12 @@ pub async fn capacity_alerts_fire_escalate_and_resolve(f: Fixture) {
 
 pub async fn capacity_eviction_archives_the_lowest_ranked_until_under_the_limit(f: Fixture) {
     let config = tempfile::tempdir().unwrap();
-    std::fs::write(
-        config.path().join("capacity.toml"),
-        "cron = \"0 */5 * * * *\"\n[params]\nmax_total = 4\nevict = true\n",
+    let job = load_job(
+        config.path(),
+        "capacity",
+        Some("cron = \"0 */5 * * * *\"\n[params]\nmax_total = 4\nevict = true\n"),
     )
-    .unwrap();
-    let job = hindsight::jobs::load_jobs(config.path())
-        .unwrap()
-        .into_iter()
-        .find(|j| j.settings.name == "capacity")
-        .unwrap()
-        .job;
+    .job;
     let runner = f.runner(vec![("capacity", job, 2)]);
     // Same importance; recency decides: the three oldest rank lowest.
     let mut rows = Vec::new();

@@ -94,14 +94,6 @@ async fn list(settings: &Settings) -> anyhow::Result<()> {
 
 async fn run_job(settings: Settings, name: &str, dry_run: bool) -> anyhow::Result<()> {
     let jobs = startup::load_jobs(&settings)?;
-    // Checked here too: the name goes into the daemon's URL.
-    if !jobs.iter().any(|j| j.settings.name == name) {
-        return Err(hindsight::jobs::JobError::Unknown(
-            name.to_owned(),
-            hindsight::jobs::registry::names(),
-        )
-        .into());
-    }
     let result = match DataDirLock::try_acquire(&settings.data_dir)? {
         Acquired::Owner(lock) => {
             let (service, db) = startup::build(&settings).await?;
@@ -129,6 +121,14 @@ async fn run_job(settings: Settings, name: &str, dry_run: bool) -> anyhow::Resul
             result
         }
         Acquired::Taken => {
+            // The name goes into the daemon's URL: only a known one.
+            if !jobs.iter().any(|j| j.settings.name == name) {
+                return Err(hindsight::jobs::JobError::Unknown(
+                    name.to_owned(),
+                    hindsight::jobs::registry::names(),
+                )
+                .into());
+            }
             let endpoint = owner(&settings)?;
             let path = format!("admin/jobs/{name}/run?dry_run={dry_run}");
             let result = post(&endpoint, &path, None).await?;

@@ -23,7 +23,7 @@ use super::registry::{ConfiguredJob, names};
 use super::{JobContext, JobError, JobStats, Progress};
 use crate::metrics::Metrics;
 use crate::service::MemoryService;
-use crate::store::{Database, RunStatus};
+use crate::store::{Database, RunStatus, StoreLock};
 
 /// How often a running run proves it is alive.
 pub const HEARTBEAT_EVERY: Duration = Duration::from_secs(5);
@@ -105,11 +105,6 @@ impl Runner {
         &self.service
     }
 
-    /// Where the archive job's rows are (for restores): its configured sink.
-    pub fn archive_sink(&self) -> Result<super::archive::Sink, JobError> {
-        archive_sink(self.jobs())
-    }
-
     /// `hindsight archive restore`, holding the archive job's guards (here and across
     /// replicas): an archive run finishing meanwhile could otherwise drop the restored rows'
     /// fresh index points. Busy while the archive job runs.
@@ -118,19 +113,16 @@ impl Runner {
         selector: &crate::store::RestoreSelector,
     ) -> Result<super::archive::RestoreReport, JobError> {
         let name = super::archive::SPEC.name;
-        let busy = || JobError::Busy(name.to_owned());
         let slot = self.slot(name)?;
-        let _running = slot.running.try_lock().map_err(|_| busy())?;
-        let elsewhere = self
-            .db
-            .try_lock(&job_lock_key(name))
-            .await?
-            .ok_or_else(busy)?;
-        let result = match self.archive_sink() {
+        let Ok((_running, elsewhere)) = self.guards(slot, name).await? else {
+            return Err(JobError::Busy(name.to_owned()));
+        };
+        // Restored from where the archive job puts rows: its configured sink.
+        let result = match super::archive::sink(&slot.configured.settings) {
             Ok(sink) => {
                 super::archive::restore(&self.service, self.db.as_ref(), &sink, selector).await
             }
-            Err(e) => Err(e),
+            Err(e) => Err(e.into()),
         };
         elsewhere.release().await;
         result
@@ -153,6 +145,23 @@ impl Runner {
             .ok_or_else(|| JobError::Unknown(name.to_owned(), names()))
     }
 
+    /// Take the job's two guards for a run, without waiting: this process's overlap guard,
+    /// then the database lock other replicas see (release it when done). `Err` says which
+    /// one is taken.
+    async fn guards<'s>(
+        &self,
+        slot: &'s Slot,
+        name: &str,
+    ) -> Result<Result<(tokio::sync::MutexGuard<'s, ()>, StoreLock), &'static str>, JobError> {
+        let Ok(running) = slot.running.try_lock() else {
+            return Ok(Err("previous run still going"));
+        };
+        Ok(match self.db.try_lock(&job_lock_key(name)).await? {
+            Some(elsewhere) => Ok((running, elsewhere)),
+            None => Err("running on another replica"),
+        })
+    }
+
     /// Run the tick `scheduled_for` of job `name`, unless one of the guards says no.
     pub async fn tick(
         &self,
@@ -163,13 +172,12 @@ impl Runner {
         if self.stop.is_cancelled() {
             return Ok(TickOutcome::Skipped("shutting down"));
         }
-        let Ok(_running) = slot.running.try_lock() else {
-            tracing::info!(job = name, %scheduled_for, "tick skipped: the previous run is still going");
-            return Ok(TickOutcome::Skipped("previous run still going"));
-        };
-        let Some(elsewhere) = self.db.try_lock(&job_lock_key(name)).await? else {
-            tracing::info!(job = name, %scheduled_for, "tick skipped: running on another replica");
-            return Ok(TickOutcome::Skipped("running on another replica"));
+        let (_running, elsewhere) = match self.guards(slot, name).await? {
+            Ok(held) => held,
+            Err(taken) => {
+                tracing::info!(job = name, %scheduled_for, "tick skipped: {taken}");
+                return Ok(TickOutcome::Skipped(taken));
+            }
         };
         let claimed = self
             .db
@@ -210,12 +218,9 @@ impl Runner {
             });
         }
         let busy = || JobError::Busy(name.to_owned());
-        let _running = slot.running.try_lock().map_err(|_| busy())?;
-        let elsewhere = self
-            .db
-            .try_lock(&job_lock_key(name))
-            .await?
-            .ok_or_else(busy)?;
+        let Ok((_running, elsewhere)) = self.guards(slot, name).await? else {
+            return Err(busy());
+        };
         let now = Utc::now();
         let outcome = match self
             .db
@@ -384,16 +389,6 @@ async fn beat(db: Arc<dyn Database>, run: i64, done: CancellationToken) {
         if let Err(e) = db.heartbeat(&[run], Utc::now()).await {
             tracing::warn!(run, error = %e, "job heartbeat failed");
         }
-    }
-}
-
-/// The archive job's sink among `jobs` (the table when the job is not configured).
-pub fn archive_sink<'a>(
-    mut jobs: impl Iterator<Item = &'a ConfiguredJob>,
-) -> Result<super::archive::Sink, JobError> {
-    match jobs.find(|j| j.settings.name == super::archive::SPEC.name) {
-        Some(job) => Ok(super::archive::sink(&job.settings)?),
-        None => Ok(super::archive::Sink::Table),
     }
 }
 

@@ -12,9 +12,9 @@ use super::maintenance::{
     RESTORE_COLUMNS, RestoreBatch, RestoreSelector, archive_select, batch_key, restore_batch,
     restore_select,
 };
-use super::postgres::{ms, row_to_memory};
+use super::postgres::{bind_memory, ms, row_to_memory};
 use super::{PostgresStore, StoreError, corrupt};
-use crate::domain::MemoryId;
+use crate::domain::{Memory, MemoryId, Status};
 
 const COLD: &str = "status = 'active' AND created_at < $1 AND access_count < $2 \
      AND (last_accessed_at IS NULL OR last_accessed_at < $1)";
@@ -238,33 +238,22 @@ impl MaintenanceStore for PostgresStore {
         let mut tx = self.pool().begin().await?;
         let mut added = 0;
         for row in rows {
-            let m = &row.memory;
-            added += sqlx::query(sqlx::AssertSqlSafe(format!(
-                "INSERT INTO memories_archive ({ARCHIVE_COLUMNS}) \
-                 SELECT $1, $2, $3, $4, $5, 'archived', $6, $7, $8, $9, $10, $11, $12, $13, $14, \
-                  $15, $16, $17, $18, $19, $20, $21 \
-                 WHERE NOT EXISTS (SELECT 1 FROM memories WHERE id = $1) \
-                 ON CONFLICT (id) DO NOTHING"
-            )))
-            .bind(m.id)
-            .bind(&m.namespace)
-            .bind(m.memory_type.as_str())
-            .bind(&m.content)
-            .bind(m.importance)
-            .bind(&m.entity)
-            .bind(&m.attribute)
-            .bind(&m.source)
-            .bind(&m.merged_sources)
-            .bind(&m.metadata)
-            .bind(ms(m.created_at))
-            .bind(ms(m.updated_at))
-            .bind(m.expires_at.map(ms))
-            .bind(m.last_accessed_at.map(ms))
-            .bind(m.access_count)
-            .bind(m.deprecated_at.map(ms))
-            .bind(m.deprecated_by)
-            .bind(&m.embedding_model)
-            .bind(&row.embedding)
+            // Whatever an object says, what goes back into the table is archived.
+            let memory = Memory {
+                status: Status::Archived,
+                embedding: row.embedding.clone(),
+                ..row.memory.clone()
+            };
+            added += bind_memory(
+                sqlx::query(sqlx::AssertSqlSafe(format!(
+                    "INSERT INTO memories_archive ({ARCHIVE_COLUMNS}) \
+                     SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, \
+                     $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22 \
+                     WHERE NOT EXISTS (SELECT 1 FROM memories WHERE id = $1) \
+                     ON CONFLICT (id) DO NOTHING"
+                ))),
+                &memory,
+            )
             .bind(&row.lexical)
             .bind(ms(row.archived_at))
             .execute(&mut *tx)

@@ -165,37 +165,47 @@ fn fact_lock_key(namespace: &str, entity: &str, attribute: &str) -> String {
 }
 
 /// The INSERT of a new row (active, index pending), on a pool or inside a transaction.
+/// A query with a row's columns bound as `$1`…`$20`, in `COLUMNS` order: every statement
+/// that writes a whole row (an insert, an archive row read back from an object) binds them here.
+pub(super) fn bind_memory<'q>(
+    query: sqlx::query::Query<'q, sqlx::Postgres, sqlx::postgres::PgArguments>,
+    memory: &'q Memory,
+) -> sqlx::query::Query<'q, sqlx::Postgres, sqlx::postgres::PgArguments> {
+    query
+        .bind(memory.id)
+        .bind(&memory.namespace)
+        .bind(memory.memory_type.as_str())
+        .bind(&memory.content)
+        .bind(memory.importance)
+        .bind(memory.status.as_str())
+        .bind(&memory.entity)
+        .bind(&memory.attribute)
+        .bind(&memory.source)
+        .bind(&memory.merged_sources)
+        .bind(&memory.metadata)
+        .bind(ms(memory.created_at))
+        .bind(ms(memory.updated_at))
+        .bind(memory.expires_at.map(ms))
+        .bind(memory.last_accessed_at.map(ms))
+        .bind(memory.access_count)
+        .bind(memory.deprecated_at.map(ms))
+        .bind(memory.deprecated_by)
+        .bind(&memory.embedding_model)
+        .bind(&memory.embedding)
+}
+
 async fn insert_row<'e>(
     executor: impl sqlx::Executor<'e, Database = sqlx::Postgres>,
     memory: &Memory,
 ) -> Result<(), StoreError> {
-    sqlx::query(
-        "INSERT INTO memories (id, namespace, memory_type, content, importance, status, entity, \
-         attribute, source, merged_sources, metadata, created_at, updated_at, expires_at, \
-         last_accessed_at, access_count, deprecated_at, deprecated_by, embedding_model, \
-         embedding, index_pending, lexical) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, TRUE, $21)",
+    bind_memory(
+        sqlx::query(sqlx::AssertSqlSafe(format!(
+            "INSERT INTO memories ({COLUMNS}, index_pending, lexical) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, \
+             $18, $19, $20, TRUE, $21)"
+        ))),
+        memory,
     )
-    .bind(memory.id)
-    .bind(&memory.namespace)
-    .bind(memory.memory_type.as_str())
-    .bind(&memory.content)
-    .bind(memory.importance)
-    .bind(memory.status.as_str())
-    .bind(&memory.entity)
-    .bind(&memory.attribute)
-    .bind(&memory.source)
-    .bind(&memory.merged_sources)
-    .bind(&memory.metadata)
-    .bind(ms(memory.created_at))
-    .bind(ms(memory.updated_at))
-    .bind(memory.expires_at.map(ms))
-    .bind(memory.last_accessed_at.map(ms))
-    .bind(memory.access_count)
-    .bind(memory.deprecated_at.map(ms))
-    .bind(memory.deprecated_by)
-    .bind(&memory.embedding_model)
-    .bind(&memory.embedding)
     .bind(lexical::document(&memory.content))
     .execute(executor)
     .await
