@@ -24,6 +24,7 @@ pub struct JobsBenchReport {
     pub rows: usize,
     pub dimension: usize,
     pub batch_size: usize,
+    pub workers: usize,
     pub sink: String,
     pub load_seconds: f64,
     pub expired: u64,
@@ -39,20 +40,28 @@ pub struct JobsBenchReport {
     pub peak_rss_before_jobs_mb: f64,
 }
 
-/// `sink`: `table`, or an object URL (`file:///dir`, `s3://bucket/prefix`).
+/// What to load and how to run the jobs over it.
+#[derive(Debug, Clone)]
+pub struct JobsBenchOptions {
+    pub rows: usize,
+    pub dimension: usize,
+    pub batch_size: usize,
+    /// The archive job's `workers`.
+    pub workers: usize,
+    /// `table`, or an object URL (`file:///dir`, `s3://bucket/prefix`).
+    pub sink: String,
+}
+
 pub async fn jobs_bench(
     dir: &std::path::Path,
     backend: &BenchBackend,
-    rows: usize,
-    dimension: usize,
-    batch_size: usize,
-    sink: &str,
+    options: &JobsBenchOptions,
 ) -> Result<JobsBenchReport, BenchError> {
     match backend {
         BenchBackend::Sqlite => {
             let db = Arc::new(SqliteStore::open(&dir.join("bench.db")).await?);
             let loader = Loader::Sqlite(db.clone());
-            run(dir, db, loader, backend, rows, dimension, batch_size, sink).await
+            run(dir, db, loader, backend, options).await
         }
         BenchBackend::Postgres { server_url } => {
             let scratch = ScratchDatabase::create(server_url).await?;
@@ -61,7 +70,7 @@ pub async fn jobs_bench(
                     PostgresStore::connect(&scratch.url(), PoolSize { min: 2, max: 10 }).await?,
                 );
                 let loader = Loader::Postgres(db.clone());
-                run(dir, db, loader, backend, rows, dimension, batch_size, sink).await
+                run(dir, db, loader, backend, options).await
             }
             .await;
             scratch.drop_database().await?;
@@ -76,17 +85,20 @@ enum Loader {
     Postgres(Arc<PostgresStore>),
 }
 
-#[allow(clippy::too_many_arguments)]
 async fn run(
     dir: &std::path::Path,
     db: Arc<dyn Database>,
     loader: Loader,
     backend: &BenchBackend,
-    rows: usize,
-    dimension: usize,
-    batch_size: usize,
-    sink: &str,
+    options: &JobsBenchOptions,
 ) -> Result<JobsBenchReport, BenchError> {
+    let JobsBenchOptions {
+        rows,
+        dimension,
+        batch_size,
+        workers,
+        ref sink,
+    } = *options;
     // The service first, on an empty store: its start-up repair has nothing to do.
     let embedder = Arc::new(RandomEmbedder::new(dimension));
     let index =
@@ -100,14 +112,12 @@ async fn run(
 
     let jobs_dir = dir.join("jobs");
     std::fs::create_dir_all(&jobs_dir)?;
-    let archive = if sink == "table" {
-        format!("cron = \"0 30 3 * * *\"\nbatch_size = {batch_size}\n")
-    } else {
-        format!(
-            "cron = \"0 30 3 * * *\"\nbatch_size = {batch_size}\n[params]\nsink = \"object\"\n\
-             object_url = \"{sink}\"\n"
-        )
-    };
+    let mut archive = format!(
+        "cron = \"0 30 3 * * *\"\nbatch_size = {batch_size}\n[params]\nworkers = {workers}\n"
+    );
+    if sink != "table" {
+        archive.push_str(&format!("sink = \"object\"\nobject_url = \"{sink}\"\n"));
+    }
     std::fs::write(jobs_dir.join("archive.toml"), archive)?;
     std::fs::write(
         jobs_dir.join("expire.toml"),
@@ -133,7 +143,8 @@ async fn run(
         rows,
         dimension,
         batch_size,
-        sink: sink.to_owned(),
+        workers,
+        sink: sink.clone(),
         load_seconds,
         expired,
         expire_seconds,
@@ -197,13 +208,12 @@ async fn bulk_load(loader: &Loader, rows: usize, dimension: usize) -> Result<(),
     sqlx::query(
         "INSERT INTO memories (id, namespace, memory_type, content, importance, status, \
            source, merged_sources, metadata, created_at, updated_at, expires_at, access_count, \
-           embedding_model, embedding, index_pending, lexical) \
+           embedding_model, index_pending, lexical) \
          SELECT ('00000000-0000-7000-8000-' || lpad(to_hex(i), 12, '0'))::uuid, 'ns-' || (i % 4), \
            'episodic', 'bench memory ' || i, 0.5, 'active', 'null', '[]', '{}', \
            (CASE WHEN i % 4 < 2 THEN $2 ELSE $3 END) - i * interval '1 millisecond', \
            (CASE WHEN i % 4 < 2 THEN $2 ELSE $3 END) - i * interval '1 millisecond', \
            CASE WHEN i % 4 = 2 THEN $4 - i * interval '1 millisecond' END, 0, 'bench', \
-           array_fill(0.5::real, ARRAY[$5::int]), \
            FALSE, 'bench memory ' || i \
          FROM generate_series(0, $1 - 1) AS i",
     )
@@ -211,6 +221,16 @@ async fn bulk_load(loader: &Loader, rows: usize, dimension: usize) -> Result<(),
     .bind(cold)
     .bind(recent)
     .bind(due)
+    .execute(postgres.pool())
+    .await?;
+    // The vectors beside the rows (they stay there whichever table holds the row).
+    sqlx::query(
+        "INSERT INTO memory_vectors (id, embedding) \
+         SELECT ('00000000-0000-7000-8000-' || lpad(to_hex(i), 12, '0'))::uuid, \
+           array_fill(0.5::real, ARRAY[$2::int]) \
+         FROM generate_series(0, $1 - 1) AS i",
+    )
+    .bind(rows)
     .bind(dimension as i32)
     .execute(postgres.pool())
     .await?;

@@ -34,6 +34,9 @@ pub enum BenchCommand {
         dimension: usize,
         #[arg(long, default_value_t = 1000)]
         batch_size: usize,
+        /// The archive job's concurrent batch movers (its `workers` parameter).
+        #[arg(long, default_value_t = 2)]
+        workers: usize,
         /// The archive sink: `table`, or `object` (a temporary local directory).
         #[arg(long, default_value = "table")]
         sink: String,
@@ -92,6 +95,7 @@ pub async fn run(_settings: Settings, command: BenchCommand) -> anyhow::Result<(
             n,
             dimension,
             batch_size,
+            workers,
             sink,
             backend,
             postgres_server,
@@ -112,16 +116,16 @@ pub async fn run(_settings: Settings, command: BenchCommand) -> anyhow::Result<(
                     } else {
                         format!("file://{}", dir.path().join("objects").display())
                     };
-                    let report = hindsight::bench::jobs::jobs_bench(
-                        dir.path(),
-                        &backend,
-                        size,
+                    let options = hindsight::bench::jobs::JobsBenchOptions {
+                        rows: size,
                         dimension,
                         batch_size,
-                        &sink_url,
-                    )
-                    .await
-                    .map_err(|e| anyhow::anyhow!("{e}"))?;
+                        workers,
+                        sink: sink_url,
+                    };
+                    let report = hindsight::bench::jobs::jobs_bench(dir.path(), &backend, &options)
+                        .await
+                        .map_err(|e| anyhow::anyhow!("{e}"))?;
                     println!("{}", serde_json::to_string(&report)?);
                 }
             }

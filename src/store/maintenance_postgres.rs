@@ -1,6 +1,8 @@
 //! `MaintenanceStore` on PostgreSQL. The archive move is one statement
 //! (`WITH moved AS (DELETE … RETURNING …) INSERT INTO memories_archive …`) over rows selected
-//! `FOR UPDATE SKIP LOCKED`, so replicas archiving at once take different rows.
+//! `FOR UPDATE SKIP LOCKED`, so replicas (and the job's own workers) archiving at once take
+//! different rows. Vectors stay in `memory_vectors` whichever table holds their row, so a move
+//! copies only the row's metadata.
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
@@ -12,7 +14,7 @@ use super::maintenance::{
     RESTORE_COLUMNS, RestoreBatch, RestoreSelector, archive_select, batch_key, restore_batch,
     restore_select,
 };
-use super::postgres::{bind_memory, ms, row_to_memory};
+use super::postgres::{bind_memory, ms, row_to_memory, without_embedding};
 use super::{PostgresStore, StoreError, corrupt};
 use crate::domain::{Memory, MemoryId, Status};
 
@@ -57,11 +59,24 @@ impl MaintenanceStore for PostgresStore {
         limit: i64,
         at: DateTime<Utc>,
     ) -> Result<Vec<MemoryId>, StoreError> {
-        let mut tx = self.pool().begin().await?;
-        let ids = oldest_cold(&mut tx, cold, None, limit).await?;
-        move_to_archive(&mut tx, &ids, at).await?;
-        tx.commit().await?;
-        Ok(ids)
+        // One statement, autocommitted: the oldest cold rows are locked, deleted by their tuple
+        // address (no second index lookup per row) and inserted into the archive.
+        let columns = without_embedding(ARCHIVE_COLUMNS).replace(", archived_at", "");
+        Ok(sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
+            "WITH picked AS (SELECT ctid FROM memories WHERE {COLD} \
+               ORDER BY created_at, id LIMIT $3 FOR UPDATE SKIP LOCKED), \
+             moved AS (DELETE FROM memories WHERE ctid = ANY(ARRAY(SELECT ctid FROM picked)) \
+               RETURNING {columns}) \
+             INSERT INTO memories_archive ({}) SELECT {} FROM moved RETURNING id",
+            without_embedding(ARCHIVE_COLUMNS),
+            without_embedding(&archive_select("$4"))
+        )))
+        .bind(ms(cold.created_before))
+        .bind(cold.max_access_count)
+        .bind(limit)
+        .bind(ms(at))
+        .fetch_all(self.pool())
+        .await?)
     }
 
     async fn restore_from_table(
@@ -85,12 +100,14 @@ impl MaintenanceStore for PostgresStore {
         };
         let selected: Vec<MemoryId> = query.bind(after).bind(limit).fetch_all(&mut *tx).await?;
         // ON CONFLICT DO NOTHING: a row whose fact key an active memory holds (the partial
-        // unique index) stays in the archive rather than superseding a newer fact.
+        // unique index) stays in the archive rather than superseding a newer fact. The vectors
+        // never left `memory_vectors`.
         let restored: Vec<MemoryId> = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
-            "INSERT INTO memories ({RESTORE_COLUMNS}) \
+            "INSERT INTO memories ({}) \
              SELECT {} FROM memories_archive WHERE id = ANY($1) ORDER BY id \
              ON CONFLICT DO NOTHING RETURNING id",
-            restore_select("$2", "TRUE")
+            without_embedding(RESTORE_COLUMNS),
+            without_embedding(&restore_select("$2", "TRUE"))
         )))
         .bind(&selected)
         .bind(ms(at))
@@ -129,7 +146,7 @@ impl MaintenanceStore for PostgresStore {
             tx.commit().await?;
             return Ok(None);
         };
-        let ids = oldest_cold(&mut tx, cold, Some(&namespace), limit).await?;
+        let ids = oldest_cold(&mut tx, cold, &namespace, limit).await?;
         move_to_archive(&mut tx, &ids, at).await?;
         let key = batch_key(&namespace, &ids, at);
         sqlx::query(
@@ -193,7 +210,8 @@ impl MaintenanceStore for PostgresStore {
 
     async fn archived_rows(&self, ids: &[MemoryId]) -> Result<Vec<ArchivedRow>, StoreError> {
         let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
-            "SELECT {ARCHIVE_COLUMNS} FROM memories_archive WHERE id = ANY($1) ORDER BY id"
+            "SELECT {ARCHIVE_COLUMNS} FROM memories_archive JOIN memory_vectors USING (id) \
+             WHERE id = ANY($1) ORDER BY id"
         )))
         .bind(ids)
         .fetch_all(self.pool())
@@ -213,25 +231,28 @@ impl MaintenanceStore for PostgresStore {
 
     async fn finish_export(&self, key: &str, at: DateTime<Utc>) -> Result<u64, StoreError> {
         let mut tx = self.pool().begin().await?;
-        let removed = sqlx::query(
-            "DELETE FROM memories_archive WHERE id::text IN \
-             (SELECT jsonb_array_elements_text(ids) FROM archive_batches WHERE key = $1)",
+        // The rows and their vectors: the object holds both now.
+        let removed: i64 = sqlx::query_scalar(
+            "WITH gone AS (DELETE FROM memories_archive WHERE id::text IN \
+               (SELECT jsonb_array_elements_text(ids) FROM archive_batches WHERE key = $1) \
+               RETURNING id), \
+             vectors AS (DELETE FROM memory_vectors WHERE id IN (SELECT id FROM gone)) \
+             SELECT COUNT(*) FROM gone",
         )
         .bind(key)
-        .execute(&mut *tx)
-        .await?
-        .rows_affected();
+        .fetch_one(&mut *tx)
+        .await?;
         sqlx::query(
             "UPDATE archive_batches SET state = 'exported', exported_at = $2, row_count = $3 \
              WHERE key = $1",
         )
         .bind(key)
         .bind(ms(at))
-        .bind(removed as i64)
+        .bind(removed)
         .execute(&mut *tx)
         .await?;
         tx.commit().await?;
-        Ok(removed)
+        Ok(removed as u64)
     }
 
     async fn unpack(&self, rows: &[ArchivedRow]) -> Result<u64, StoreError> {
@@ -244,21 +265,28 @@ impl MaintenanceStore for PostgresStore {
                 embedding: row.embedding.clone(),
                 ..row.memory.clone()
             };
-            added += bind_memory(
+            // The row and its vector, unless the row is back in either table already.
+            let unpacked: i64 = bind_memory(
                 sqlx::query(sqlx::AssertSqlSafe(format!(
-                    "INSERT INTO memories_archive ({ARCHIVE_COLUMNS}) \
-                     SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, \
-                     $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22 \
-                     WHERE NOT EXISTS (SELECT 1 FROM memories WHERE id = $1) \
-                     ON CONFLICT (id) DO NOTHING"
+                    "WITH row AS (INSERT INTO memories_archive ({}) \
+                       SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, \
+                       $12, $13, $14, $15, $16, $17, $18, $19, $21, $22 \
+                       WHERE NOT EXISTS (SELECT 1 FROM memories WHERE id = $1) \
+                       ON CONFLICT (id) DO NOTHING RETURNING id), \
+                     vector AS (INSERT INTO memory_vectors (id, embedding) \
+                       SELECT id, $20 FROM row \
+                       ON CONFLICT (id) DO UPDATE SET embedding = excluded.embedding) \
+                     SELECT COUNT(*) FROM row",
+                    without_embedding(ARCHIVE_COLUMNS)
                 ))),
                 &memory,
             )
             .bind(&row.lexical)
             .bind(ms(row.archived_at))
-            .execute(&mut *tx)
+            .fetch_one(&mut *tx)
             .await?
-            .rows_affected();
+            .try_get(0)?;
+            added += unpacked as u64;
         }
         tx.commit().await?;
         Ok(added)
@@ -308,16 +336,16 @@ impl MaintenanceStore for PostgresStore {
     }
 }
 
-/// The ids of the oldest `limit` matching rows (of `namespace`, if given), locked; rows another
-/// replica is archiving are skipped.
+/// The ids of the oldest `limit` matching rows of `namespace`, locked; rows another replica is
+/// archiving are skipped.
 async fn oldest_cold(
     tx: &mut sqlx::PgConnection,
     cold: &ColdRows,
-    namespace: Option<&str>,
+    namespace: &str,
     limit: i64,
 ) -> Result<Vec<MemoryId>, StoreError> {
     Ok(sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
-        "SELECT id FROM memories WHERE {COLD} AND ($4::text IS NULL OR namespace = $4) \
+        "SELECT id FROM memories WHERE {COLD} AND namespace = $4 \
          ORDER BY created_at, id LIMIT $3 FOR UPDATE SKIP LOCKED"
     )))
     .bind(ms(cold.created_before))
@@ -334,11 +362,12 @@ async fn move_to_archive(
     ids: &[MemoryId],
     at: DateTime<Utc>,
 ) -> Result<(), StoreError> {
-    let columns = ARCHIVE_COLUMNS.replace(", archived_at", "");
+    let columns = without_embedding(ARCHIVE_COLUMNS).replace(", archived_at", "");
     sqlx::query(sqlx::AssertSqlSafe(format!(
         "WITH moved AS (DELETE FROM memories WHERE id = ANY($1) RETURNING {columns}) \
-         INSERT INTO memories_archive ({ARCHIVE_COLUMNS}) SELECT {} FROM moved",
-        archive_select("$2")
+         INSERT INTO memories_archive ({}) SELECT {} FROM moved",
+        without_embedding(ARCHIVE_COLUMNS),
+        without_embedding(&archive_select("$2"))
     )))
     .bind(ids)
     .bind(ms(at))

@@ -155,6 +155,28 @@ fn rows_to_memories(rows: &[PgRow]) -> Result<Vec<Memory>, StoreError> {
     rows.iter().map(row_to_memory).collect()
 }
 
+/// Rows with their vectors: `memories` holds a row's columns but its embedding, which lives in
+/// `memory_vectors` (migration 0006, so an archive move copies ~300 B, not ~2 kB). Every
+/// `SELECT {COLUMNS}` reads from this join.
+pub(super) const ROWS: &str = "memories JOIN memory_vectors USING (id)";
+
+/// `columns` (a list in `COLUMNS` order, possibly with more after it) without the embedding:
+/// the list as `memories` and `memories_archive` hold it.
+pub(super) fn without_embedding(columns: &str) -> String {
+    columns
+        .replace(", embedding,", ",")
+        .trim_end_matches(", embedding")
+        .to_owned()
+}
+
+/// A `RETURNING` list of `COLUMNS` for a statement that changes `memories` (but not the vector).
+fn returning_columns() -> String {
+    format!(
+        "{}, (SELECT v.embedding FROM memory_vectors v WHERE v.id = memories.id) AS embedding",
+        without_embedding(COLUMNS)
+    )
+}
+
 /// The advisory-lock key of the one process allowed to write with an embedded index.
 const LOCAL_INDEX_CLAIM: &str = "hindsight\u{1f}embedded-index-writer";
 
@@ -164,9 +186,9 @@ fn fact_lock_key(namespace: &str, entity: &str, attribute: &str) -> String {
     format!("{namespace}\u{1f}{entity}\u{1f}{attribute}")
 }
 
-/// The INSERT of a new row (active, index pending), on a pool or inside a transaction.
-/// A query with a row's columns bound as `$1`…`$20`, in `COLUMNS` order: every statement
-/// that writes a whole row (an insert, an archive row read back from an object) binds them here.
+/// A query with a row's columns bound as `$1`…`$20`, in `COLUMNS` order (the embedding is
+/// `$20`): every statement that writes a whole row (an insert, an archive row read back from
+/// an object) binds them here.
 pub(super) fn bind_memory<'q>(
     query: sqlx::query::Query<'q, sqlx::Postgres, sqlx::postgres::PgArguments>,
     memory: &'q Memory,
@@ -194,15 +216,19 @@ pub(super) fn bind_memory<'q>(
         .bind(&memory.embedding)
 }
 
+/// The INSERT of a new row (active, index pending), on a pool or inside a transaction.
 async fn insert_row<'e>(
     executor: impl sqlx::Executor<'e, Database = sqlx::Postgres>,
     memory: &Memory,
 ) -> Result<(), StoreError> {
+    // One statement: the row and its vector are written together or not at all.
     bind_memory(
         sqlx::query(sqlx::AssertSqlSafe(format!(
-            "INSERT INTO memories ({COLUMNS}, index_pending, lexical) \
+            "WITH vector AS (INSERT INTO memory_vectors (id, embedding) VALUES ($1, $20)) \
+             INSERT INTO memories ({}, index_pending, lexical) \
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, \
-             $18, $19, $20, TRUE, $21)"
+             $18, $19, TRUE, $21)",
+            without_embedding(COLUMNS)
         ))),
         memory,
     )
@@ -276,7 +302,8 @@ impl MemoryStore for PostgresStore {
             "UPDATE memories SET status = 'deprecated', deprecated_at = $1, \
              deprecated_by = $2, updated_at = $1, index_pending = TRUE \
              WHERE namespace = $3 AND entity = $4 AND attribute = $5 AND status = 'active' \
-             RETURNING {COLUMNS}"
+             RETURNING {}",
+            returning_columns()
         )))
         .bind(now)
         .bind(memory.id)
@@ -296,11 +323,13 @@ impl MemoryStore for PostgresStore {
             Some((content, embedding)) => (Some(content.as_str()), Some(embedding.as_slice())),
             None => (None, None),
         };
+        // The row, then its vector if the content changed, in one transaction. RETURNING sees the
+        // vector as it was before: the new one, when there is one, is $3.
+        let mut tx = self.pool.begin().await?;
         let row = sqlx::query(sqlx::AssertSqlSafe(format!(
             "UPDATE memories SET \
                content = COALESCE($2, content), \
                lexical = COALESCE($8, lexical), \
-               embedding = COALESCE($3, embedding), \
                importance = GREATEST(importance, $4), \
                merged_sources = merged_sources || jsonb_build_array($5::jsonb), \
                updated_at = $6, \
@@ -308,7 +337,9 @@ impl MemoryStore for PostgresStore {
                                  ELSE GREATEST(expires_at, $7) END, \
                index_pending = index_pending OR $2 IS NOT NULL \
              WHERE id = $1 AND status = 'active' \
-             RETURNING {COLUMNS}"
+             RETURNING {}, COALESCE($3, \
+               (SELECT v.embedding FROM memory_vectors v WHERE v.id = memories.id)) AS embedding",
+            without_embedding(COLUMNS)
         )))
         .bind(update.id)
         .bind(content)
@@ -318,14 +349,22 @@ impl MemoryStore for PostgresStore {
         .bind(ms(update.at))
         .bind(update.expires_at.map(ms))
         .bind(content.map(lexical::document))
-        .fetch_optional(&self.pool)
+        .fetch_optional(&mut *tx)
         .await?;
+        if let (Some(_), Some(embedding)) = (&row, embedding) {
+            sqlx::query("UPDATE memory_vectors SET embedding = $2 WHERE id = $1")
+                .bind(update.id)
+                .bind(embedding)
+                .execute(&mut *tx)
+                .await?;
+        }
+        tx.commit().await?;
         row.as_ref().map(row_to_memory).transpose()
     }
 
     async fn get(&self, id: MemoryId) -> Result<Option<Memory>, StoreError> {
         let row = sqlx::query(sqlx::AssertSqlSafe(format!(
-            "SELECT {COLUMNS} FROM memories WHERE id = $1"
+            "SELECT {COLUMNS} FROM {ROWS} WHERE id = $1"
         )))
         .bind(id)
         .fetch_optional(&self.pool)
@@ -338,7 +377,7 @@ impl MemoryStore for PostgresStore {
             return Ok(vec![]);
         }
         let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
-            "SELECT {COLUMNS} FROM memories WHERE id = ANY($1)"
+            "SELECT {COLUMNS} FROM {ROWS} WHERE id = ANY($1)"
         )))
         .bind(ids)
         .fetch_all(&self.pool)
@@ -383,7 +422,7 @@ impl MemoryStore for PostgresStore {
         attribute: &str,
     ) -> Result<Vec<Memory>, StoreError> {
         let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
-            "SELECT {COLUMNS} FROM memories \
+            "SELECT {COLUMNS} FROM {ROWS} \
              WHERE namespace = $1 AND entity = $2 AND attribute = $3 AND status = 'active'"
         )))
         .bind(namespace.as_str())
@@ -436,11 +475,14 @@ impl MemoryStore for PostgresStore {
              AND ($3::text IS NULL OR memory_type = $3) AND ($4::text IS NULL OR entity = $4) \
              AND ($5::timestamptz IS NULL OR created_at < $5)";
         let sql = if hard {
-            // Hard means gone everywhere the database holds it: the archive table too.
+            // Hard means gone everywhere the database holds it: the archive table and the
+            // vectors too.
             format!(
                 "WITH archived AS (DELETE FROM memories_archive WHERE {filter} RETURNING id), \
-                 hot AS (DELETE FROM memories WHERE {filter} RETURNING id) \
-                 SELECT id FROM hot UNION ALL SELECT id FROM archived"
+                 hot AS (DELETE FROM memories WHERE {filter} RETURNING id), \
+                 gone AS (SELECT id FROM hot UNION ALL SELECT id FROM archived), \
+                 vectors AS (DELETE FROM memory_vectors WHERE id IN (SELECT id FROM gone)) \
+                 SELECT id FROM gone"
             )
         } else {
             format!(
@@ -473,11 +515,12 @@ impl MemoryStore for PostgresStore {
         let due = "SELECT id FROM memories WHERE status = 'active' AND expires_at <= $1 \
                    ORDER BY expires_at, id LIMIT $2";
         let sql = if dry_run {
-            format!("SELECT {COLUMNS} FROM memories WHERE id IN ({due})")
+            format!("SELECT {COLUMNS} FROM {ROWS} WHERE id IN ({due})")
         } else {
             format!(
                 "UPDATE memories SET status = 'expired', updated_at = $1, index_pending = TRUE \
-                 WHERE id IN ({due} FOR UPDATE SKIP LOCKED) RETURNING {COLUMNS}"
+                 WHERE id IN ({due} FOR UPDATE SKIP LOCKED) RETURNING {}",
+                returning_columns()
             )
         };
         let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
@@ -490,7 +533,7 @@ impl MemoryStore for PostgresStore {
 
     async fn index_pending(&self, limit: i64) -> Result<Vec<Memory>, StoreError> {
         let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
-            "SELECT {COLUMNS} FROM memories WHERE index_pending ORDER BY id LIMIT $1"
+            "SELECT {COLUMNS} FROM {ROWS} WHERE index_pending ORDER BY id LIMIT $1"
         )))
         .bind(limit)
         .fetch_all(&self.pool)
@@ -522,7 +565,7 @@ impl MemoryStore for PostgresStore {
         limit: i64,
     ) -> Result<Vec<Memory>, StoreError> {
         let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
-            "SELECT {COLUMNS} FROM memories \
+            "SELECT {COLUMNS} FROM {ROWS} \
              WHERE status IN ('active', 'deprecated') AND ($1::uuid IS NULL OR id > $1) \
              ORDER BY id LIMIT $2"
         )))
@@ -539,12 +582,15 @@ impl MemoryStore for PostgresStore {
         model: &str,
         embedding: &[f32],
     ) -> Result<(), StoreError> {
-        sqlx::query("UPDATE memories SET embedding_model = $2, embedding = $3 WHERE id = $1")
-            .bind(id)
-            .bind(model)
-            .bind(embedding)
-            .execute(&self.pool)
-            .await?;
+        sqlx::query(
+            "WITH vector AS (UPDATE memory_vectors SET embedding = $3 WHERE id = $1) \
+             UPDATE memories SET embedding_model = $2 WHERE id = $1",
+        )
+        .bind(id)
+        .bind(model)
+        .bind(embedding)
+        .execute(&self.pool)
+        .await?;
         Ok(())
     }
 

@@ -13,6 +13,7 @@
 pub mod object;
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use async_trait::async_trait;
 use chrono::{Duration, Utc};
@@ -29,7 +30,13 @@ use object::ObjectSink;
 pub const SPEC: JobSpec = JobSpec {
     name: "archive",
     default_cron: "0 30 3 * * *",
-    params: &["min_age_days", "max_access_count", "sink", "object_url"],
+    params: &[
+        "min_age_days",
+        "max_access_count",
+        "sink",
+        "object_url",
+        "workers",
+    ],
     build,
 };
 
@@ -38,6 +45,7 @@ fn build(settings: &JobSettings) -> Result<Arc<dyn Job>, JobConfigError> {
         min_age: Duration::days(settings.int("min_age_days", 90, 0..=36_500)?),
         max_access_count: settings.int("max_access_count", 3, 1..=i64::MAX)?,
         sink: sink(settings)?,
+        workers: settings.int("workers", 1, 1..=16)? as usize,
     }))
 }
 
@@ -85,6 +93,8 @@ pub struct Archive {
     /// Rows accessed this many times or more stay hot.
     pub max_access_count: i64,
     pub sink: Sink,
+    /// Batches moved at once (each its own transaction).
+    pub workers: usize,
 }
 
 #[async_trait]
@@ -116,53 +126,95 @@ impl Job for Archive {
                 stats.details.insert("resumed_batches".into(), json!(true));
             }
         }
+        // `workers` movers at once: on PostgreSQL one takes the next batch (SKIP LOCKED keeps
+        // them apart) while another's commit is being flushed; on SQLite they queue on the one
+        // writer, so 1 is as good there.
+        let progress = Progress {
+            done: AtomicU64::new(0),
+            total,
+        };
+        let results = futures::future::try_join_all(
+            (0..self.workers).map(|_| self.mover(ctx, &cold, &progress)),
+        )
+        .await?;
+        for worker in results {
+            stats.batches += worker.batches;
+            stats.stopped_early |= worker.stopped_early;
+            if let Some(key) = worker.last_object {
+                stats.details.insert("last_object".into(), json!(key));
+            }
+        }
+        stats.changed = progress.done.load(Ordering::Relaxed);
+        stats.examined = stats.changed;
+        Ok(stats)
+    }
+}
+
+/// Rows moved so far by all workers, for the progress line.
+struct Progress {
+    done: AtomicU64,
+    total: u64,
+}
+
+/// What one worker did.
+#[derive(Default)]
+struct Mover {
+    batches: u64,
+    stopped_early: bool,
+    last_object: Option<String>,
+}
+
+impl Archive {
+    /// Move batch after batch until nothing is left or the daemon stops.
+    async fn mover(
+        &self,
+        ctx: &JobContext,
+        cold: &ColdRows,
+        progress: &Progress,
+    ) -> Result<Mover, JobError> {
+        let mut done = Mover::default();
         loop {
             if ctx.cancel.is_cancelled() {
-                stats.stopped_early = true;
-                break;
+                done.stopped_early = true;
+                return Ok(done);
             }
             // One transaction moves the batch; then its points leave the index. A crash in
             // between leaves points without rows, which search drops (it re-reads every hit).
             let moved = match &self.sink {
                 Sink::Table => {
-                    ctx.db
-                        .archive_to_table(&cold, ctx.batch_size, Utc::now())
-                        .await?
+                    let moved = ctx
+                        .db
+                        .archive_to_table(cold, ctx.batch_size, Utc::now())
+                        .await?;
+                    if !moved.is_empty() {
+                        drop_points(ctx, moved.clone()).await;
+                    }
+                    moved.len()
                 }
                 Sink::Object(sink) => {
-                    match ctx
-                        .db
-                        .stage_batch(&cold, ctx.batch_size, Utc::now())
-                        .await?
-                    {
-                        None => Vec::new(),
+                    match ctx.db.stage_batch(cold, ctx.batch_size, Utc::now()).await? {
+                        None => 0,
                         Some(batch) => {
                             drop_points(ctx, batch.ids.clone()).await;
                             export(ctx, sink, &batch).await?;
-                            stats.details.insert("last_object".into(), json!(batch.key));
-                            batch.ids
+                            done.last_object = Some(batch.key);
+                            batch.ids.len()
                         }
                     }
                 }
             };
-            if moved.is_empty() {
-                break;
+            if moved == 0 {
+                return Ok(done);
             }
-            let n = moved.len();
-            if matches!(self.sink, Sink::Table) {
-                drop_points(ctx, moved).await;
-            }
-            stats.batches += 1;
-            stats.changed += n as u64;
-            ctx.report(stats.changed, Some(total));
+            done.batches += 1;
+            let total = progress.done.fetch_add(moved as u64, Ordering::Relaxed) + moved as u64;
+            ctx.report(total, Some(progress.total));
             // A smaller batch means nothing is left (the object sink batches per namespace, so
             // it only stops when nothing matched).
-            if matches!(self.sink, Sink::Table) && (n as i64) < ctx.batch_size {
-                break;
+            if matches!(self.sink, Sink::Table) && (moved as i64) < ctx.batch_size {
+                return Ok(done);
             }
         }
-        stats.examined = stats.changed;
-        Ok(stats)
     }
 }
 
