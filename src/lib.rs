@@ -3,6 +3,7 @@
 
 pub mod bench;
 pub mod configuration;
+pub mod distill;
 pub mod domain;
 pub mod embed;
 pub mod http;

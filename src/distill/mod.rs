@@ -1,0 +1,3 @@
+//! The distill job's pieces: turning recurring episodic memories into semantic ones.
+
+pub mod cluster;
