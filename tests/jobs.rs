@@ -281,6 +281,50 @@ pub async fn archive_takes_cold_rows_out_of_search_and_restore_brings_them_back(
     assert!(f.search_ids("zebra census").await.contains(&cold.id));
 }
 
+/// Several workers moving small batches at once (SKIP LOCKED on PostgreSQL, the one writer on
+/// SQLite): every cold row is archived exactly once, nothing else moves.
+pub async fn archive_workers_move_every_cold_row_exactly_once(f: Fixture) {
+    let mut cold = Vec::new();
+    for i in 0..60 {
+        let memory = f
+            .seed(
+                &format!("old ledger entry {i}"),
+                Duration::days(100),
+                None,
+                0,
+            )
+            .await;
+        cold.push(memory.id);
+    }
+    let hot = f
+        .seed("fresh ledger entry", Duration::days(1), None, 0)
+        .await;
+    let config = tempfile::tempdir().unwrap();
+    let archive = load_job(
+        config.path(),
+        "archive",
+        Some("cron = \"0 30 3 * * *\"\n[params]\nworkers = 3\n"),
+    );
+    let runner = f.runner(vec![("archive", archive.job, 7)]);
+    let (_, status, stats) = ran(runner.run_now("archive", false, None).await.unwrap());
+    assert_eq!(status, RunStatus::Ok);
+    assert_eq!(stats.changed, 60);
+    assert!(stats.batches >= 9, "60 rows in batches of 7: {stats:?}");
+    assert_eq!(f.db.count_archived().await.unwrap(), 60);
+    let archived = f.db.archived_rows(&cold).await.unwrap();
+    let mut ids: Vec<_> = archived.iter().map(|row| row.memory.id).collect();
+    ids.sort();
+    let mut expected = cold.clone();
+    expected.sort();
+    assert_eq!(
+        ids, expected,
+        "each cold row archived once, with its vector"
+    );
+    assert!(archived.iter().all(|row| !row.embedding.is_empty()));
+    assert!(f.db.get_many(&cold).await.unwrap().is_empty());
+    assert!(f.db.get(hot.id).await.unwrap().is_some());
+}
+
 /// The archive job with the object sink at `url` (and the sink itself, for restores).
 fn object_archive(
     dir: &std::path::Path,
@@ -791,6 +835,7 @@ macro_rules! jobs_suite {
             jobs_suite!(@tests $open;
                 expire_expires_due_rows_in_batches_and_drops_their_points,
                 archive_takes_cold_rows_out_of_search_and_restore_brings_them_back,
+                archive_workers_move_every_cold_row_exactly_once,
                 one_run_per_tick_and_never_two_at_once,
                 a_failed_run_is_recorded_with_its_error,
                 start_catches_up_once_and_stop_waits_for_the_running_batch,
