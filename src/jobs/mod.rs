@@ -7,6 +7,7 @@
 pub mod archive;
 pub mod capacity;
 pub mod config;
+pub mod distill;
 pub mod engine;
 pub mod expire;
 pub mod registry;
@@ -45,6 +46,8 @@ pub enum JobError {
     Config(#[from] JobConfigError),
     #[error("alert delivery to {target} failed: {message}")]
     Alert { target: String, message: String },
+    #[error(transparent)]
+    Cluster(#[from] crate::distill::cluster::ClusterError),
 }
 
 /// What one run did, recorded in `job_runs.stats` and printed by `hindsight jobs run`.

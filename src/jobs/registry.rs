@@ -5,7 +5,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::config::{self, JobConfigError, JobSettings};
-use super::{Job, archive, capacity, expire};
+use super::{Job, archive, capacity, distill, expire};
 
 /// How to make one job.
 pub struct JobSpec {
@@ -16,7 +16,7 @@ pub struct JobSpec {
     pub build: fn(&JobSettings) -> Result<Arc<dyn Job>, JobConfigError>,
 }
 
-pub const JOBS: &[JobSpec] = &[expire::SPEC, archive::SPEC, capacity::SPEC];
+pub const JOBS: &[JobSpec] = &[expire::SPEC, archive::SPEC, capacity::SPEC, distill::SPEC];
 
 /// A job, built and configured.
 #[derive(Clone)]

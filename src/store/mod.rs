@@ -2,6 +2,9 @@
 //! (SQLite embedded, PostgreSQL for scale-out); the shared behaviour is pinned by the backend-agnostic suite in
 //! `tests/store_suite.rs`.
 
+mod distill;
+mod distill_postgres;
+mod distill_sqlite;
 mod ledger;
 mod ledger_postgres;
 mod ledger_sqlite;
@@ -17,6 +20,10 @@ use serde_json::Value;
 
 use crate::domain::{Memory, MemoryId, MemoryType, Namespace, Status};
 
+pub use distill::{
+    Candidate, CandidateId, CandidateStatus, ClusterOutcome, DistillMethod, DistillStore,
+    DistilledCluster, Review,
+};
 pub use ledger::{RunLedger, RunRecord, RunStatus};
 pub use maintenance::{
     ArchiveBatch, ArchivedRow, BatchState, ColdRows, MaintenanceStore, RestoreBatch,
@@ -335,6 +342,6 @@ pub trait MemoryStore: Send + Sync + 'static {
 
 /// The whole database: memories, the job ledger and the maintenance moves. Both stores are
 /// one; callers take the view they need (`Arc<dyn Database>` coerces to each part).
-pub trait Database: MemoryStore + RunLedger + MaintenanceStore {}
+pub trait Database: MemoryStore + RunLedger + MaintenanceStore + DistillStore {}
 
-impl<T: MemoryStore + RunLedger + MaintenanceStore> Database for T {}
+impl<T: MemoryStore + RunLedger + MaintenanceStore + DistillStore> Database for T {}
