@@ -19,6 +19,7 @@ use super::registry::JobSpec;
 use super::{Job, JobContext, JobError, JobStats};
 use crate::distill::cluster::{ClusterParams, centroid_medoid, cluster};
 use crate::domain::{Memory, MemoryId};
+use crate::embed::cosine;
 use crate::store::{Candidate, CandidateStatus, ClusterOutcome, DistillMethod, DistilledCluster};
 
 pub const SPEC: JobSpec = JobSpec {
@@ -68,20 +69,6 @@ pub fn fingerprint(ids: &[MemoryId]) -> String {
     format!("{:032x}", xxhash_rust::xxh3::xxh3_128(text.as_bytes()))
 }
 
-fn cosine(a: &[f32], b: &[f32]) -> f32 {
-    let (mut dot, mut na, mut nb) = (0f32, 0f32, 0f32);
-    for (x, y) in a.iter().zip(b) {
-        dot += x * y;
-        na += x * x;
-        nb += y * y;
-    }
-    if na == 0.0 || nb == 0.0 {
-        0.0
-    } else {
-        dot / (na.sqrt() * nb.sqrt())
-    }
-}
-
 #[derive(Default)]
 struct Tally {
     episodes: u64,
@@ -107,9 +94,14 @@ impl Job for Distill {
                 stats.stopped_early = true;
                 break;
             }
-            self.namespace(ctx, &namespace, since, now, &mut tally)
+            let finished = self
+                .namespace(ctx, &namespace, since, now, &mut tally)
                 .await?;
             stats.batches += 1;
+            if !finished {
+                stats.stopped_early = true;
+                break;
+            }
         }
         stats.examined = tally.episodes;
         stats.changed = tally.created + tally.merged;
@@ -129,6 +121,7 @@ impl Job for Distill {
 }
 
 impl Distill {
+    /// Distil one namespace's window. `false` when the daemon is stopping and clusters are left.
     async fn namespace(
         &self,
         ctx: &JobContext,
@@ -136,7 +129,7 @@ impl Distill {
         since: DateTime<Utc>,
         now: DateTime<Utc>,
         tally: &mut Tally,
-    ) -> Result<(), JobError> {
+    ) -> Result<bool, JobError> {
         let episodes = ctx
             .db
             .undistilled_episodes(namespace, since, self.max_episodes)
@@ -156,7 +149,8 @@ impl Distill {
             .await?;
         for members in &clustering.clusters {
             if ctx.cancel.is_cancelled() {
-                break;
+                // The clusters written so far are done; the rest come back next run.
+                return Ok(false);
             }
             tally.clusters += 1;
             let ids: Vec<MemoryId> = members.iter().map(|&i| episodes[i].id).collect();
@@ -206,7 +200,7 @@ impl Distill {
                 tally.known += 1;
             }
         }
-        Ok(())
+        Ok(true)
     }
 }
 
