@@ -168,25 +168,18 @@ impl Distill {
                 .map(|c| (c.id, cosine(&c.embedding, &draft.embedding)))
                 .filter(|(_, similarity)| *similarity >= self.dedup_cosine)
                 .max_by(|a, b| a.1.total_cmp(&b.1));
-            let cluster = match existing {
-                Some((id, _)) => DistilledCluster {
-                    fingerprint: fingerprint.clone(),
-                    namespace: namespace.to_owned(),
-                    episodes: ids.clone(),
-                    outcome: ClusterOutcome::Merged,
-                    created: vec![],
-                    evidence: vec![(id, ids)],
-                    at: now,
-                },
-                None => DistilledCluster {
-                    fingerprint: fingerprint.clone(),
-                    namespace: namespace.to_owned(),
-                    episodes: ids,
-                    outcome: ClusterOutcome::Created,
-                    created: vec![draft.clone()],
-                    evidence: vec![],
-                    at: now,
-                },
+            let (outcome, created, evidence) = match existing {
+                Some((id, _)) => (ClusterOutcome::Merged, vec![], vec![(id, ids.clone())]),
+                None => (ClusterOutcome::Created, vec![draft.clone()], vec![]),
+            };
+            let cluster = DistilledCluster {
+                fingerprint,
+                namespace: namespace.to_owned(),
+                episodes: ids,
+                outcome,
+                created,
+                evidence,
+                at: now,
             };
             if ctx.db.record_cluster(&cluster).await? {
                 match cluster.outcome {
