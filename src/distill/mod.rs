@@ -1,3 +1,4 @@
 //! The distill job's pieces: turning recurring episodic memories into semantic ones.
 
 pub mod cluster;
+pub mod draft;
