@@ -127,8 +127,8 @@ impl Job for Archive {
             }
         }
         // `workers` movers at once: on PostgreSQL one takes the next batch (SKIP LOCKED keeps
-        // them apart) while another's commit is being flushed; on SQLite they queue on the one
-        // writer, so 1 is as good there.
+        // them apart) while another's commit is being flushed; on SQLite they take turns on the
+        // one writer, and still gain a little (one prepares while the other commits).
         let progress = Progress {
             done: AtomicU64::new(0),
             total,
