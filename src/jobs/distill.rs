@@ -154,11 +154,10 @@ impl Distill {
             }
             tally.clusters += 1;
             let ids: Vec<MemoryId> = members.iter().map(|&i| episodes[i].id).collect();
+            // No need to look the fingerprint up first: a recorded cluster's episodes carry the
+            // distilled mark and are never fetched again, so only a concurrent run can clash,
+            // and `record_cluster` refuses that one.
             let fingerprint = fingerprint(&ids);
-            if ctx.db.cluster_known(&fingerprint).await? {
-                tally.known += 1;
-                continue;
-            }
             let draft = extractive(&episodes, &vectors, members, namespace, &fingerprint, now)?;
             if ctx.dry_run {
                 continue;

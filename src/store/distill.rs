@@ -81,6 +81,11 @@ pub struct DistilledCluster {
     pub at: DateTime<Utc>,
 }
 
+/// `candidates`' columns, in the order both stores bind them (`?1`/`$1` … 19).
+pub(super) const CANDIDATE_COLUMNS: &str = "id, namespace, content, entity, attribute, \
+     confidence, source_ids, fingerprint, method, model, prompt_version, status, reviewer, \
+     reviewed_at, note, memory_id, created_at, updated_at, embedding";
+
 #[async_trait]
 pub trait DistillStore: Send + Sync + 'static {
     /// Active episodic memories of `namespace` created at or after `since` that no run has
@@ -93,8 +98,6 @@ pub trait DistillStore: Send + Sync + 'static {
     ) -> Result<Vec<Memory>, StoreError>;
     /// Namespaces holding such episodes.
     async fn distill_namespaces(&self, since: DateTime<Utc>) -> Result<Vec<String>, StoreError>;
-    /// Whether a cluster with this fingerprint was distilled already (whatever the outcome).
-    async fn cluster_known(&self, fingerprint: &str) -> Result<bool, StoreError>;
     /// Record a cluster's result. `false` (and nothing written) when its fingerprint is
     /// recorded already: a concurrent or earlier run got there first.
     async fn record_cluster(&self, cluster: &DistilledCluster) -> Result<bool, StoreError>;

@@ -6,15 +6,12 @@ use sqlx::Row;
 use sqlx::postgres::PgRow;
 
 use super::distill::{
-    Candidate, CandidateId, CandidateStatus, DistillMethod, DistillStore, DistilledCluster, Review,
+    CANDIDATE_COLUMNS, Candidate, CandidateId, CandidateStatus, DistillMethod, DistillStore,
+    DistilledCluster, Review,
 };
 use super::postgres::{ROWS, ms, row_to_memory};
 use super::{COLUMNS, PostgresStore, StoreError, corrupt};
 use crate::domain::Memory;
-
-const CANDIDATE_COLUMNS: &str = "id, namespace, content, entity, attribute, confidence, \
-     source_ids, fingerprint, method, model, prompt_version, status, reviewer, reviewed_at, note, \
-     memory_id, created_at, updated_at, embedding";
 
 fn row_to_candidate(row: &PgRow) -> Result<Candidate, StoreError> {
     let id: CandidateId = row.try_get("id")?;
@@ -78,16 +75,6 @@ impl DistillStore for PostgresStore {
         .fetch_all(self.pool())
         .await?;
         rows.iter().map(row_to_memory).collect()
-    }
-
-    async fn cluster_known(&self, fingerprint: &str) -> Result<bool, StoreError> {
-        Ok(
-            sqlx::query_scalar::<_, i32>("SELECT 1 FROM distilled_clusters WHERE fingerprint = $1")
-                .bind(fingerprint)
-                .fetch_optional(self.pool())
-                .await?
-                .is_some(),
-        )
     }
 
     async fn record_cluster(&self, cluster: &DistilledCluster) -> Result<bool, StoreError> {

@@ -6,17 +6,14 @@ use sqlx::Row;
 use sqlx::sqlite::SqliteRow;
 
 use super::distill::{
-    Candidate, CandidateId, CandidateStatus, DistillMethod, DistillStore, DistilledCluster, Review,
+    CANDIDATE_COLUMNS, Candidate, CandidateId, CandidateStatus, DistillMethod, DistillStore,
+    DistilledCluster, Review,
 };
 use super::sqlite::{
     embedding_from_bytes, embedding_to_bytes, from_ms, ids_json, ms, parse_ids, row_to_memory,
 };
 use super::{COLUMNS, SqliteStore, StoreError, corrupt};
 use crate::domain::Memory;
-
-const CANDIDATE_COLUMNS: &str = "id, namespace, content, entity, attribute, confidence, \
-     source_ids, fingerprint, method, model, prompt_version, status, reviewer, reviewed_at, note, \
-     memory_id, created_at, updated_at, embedding";
 
 fn row_to_candidate(row: &SqliteRow) -> Result<Candidate, StoreError> {
     let id: String = row.try_get("id")?;
@@ -85,16 +82,6 @@ impl DistillStore for SqliteStore {
         .fetch_all(self.pool())
         .await?;
         rows.iter().map(row_to_memory).collect()
-    }
-
-    async fn cluster_known(&self, fingerprint: &str) -> Result<bool, StoreError> {
-        Ok(
-            sqlx::query_scalar::<_, i64>("SELECT 1 FROM distilled_clusters WHERE fingerprint = ?1")
-                .bind(fingerprint)
-                .fetch_optional(self.pool())
-                .await?
-                .is_some(),
-        )
     }
 
     async fn record_cluster(&self, cluster: &DistilledCluster) -> Result<bool, StoreError> {

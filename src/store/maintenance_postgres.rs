@@ -61,15 +61,10 @@ impl MaintenanceStore for PostgresStore {
     ) -> Result<Vec<MemoryId>, StoreError> {
         // One statement, autocommitted: the oldest cold rows are locked, deleted by their tuple
         // address (no second index lookup per row) and inserted into the archive.
-        let columns = without_embedding(ARCHIVE_COLUMNS).replace(", archived_at", "");
         Ok(sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
             "WITH picked AS (SELECT ctid FROM memories WHERE {COLD} \
-               ORDER BY created_at, id LIMIT $3 FOR UPDATE SKIP LOCKED), \
-             moved AS (DELETE FROM memories WHERE ctid = ANY(ARRAY(SELECT ctid FROM picked)) \
-               RETURNING {columns}) \
-             INSERT INTO memories_archive ({}) SELECT {} FROM moved RETURNING id",
-            without_embedding(ARCHIVE_COLUMNS),
-            without_embedding(&archive_select("$4"))
+               ORDER BY created_at, id LIMIT $3 FOR UPDATE SKIP LOCKED), {} RETURNING id",
+            move_rows("ctid = ANY(ARRAY(SELECT ctid FROM picked))", "$4")
         )))
         .bind(ms(cold.created_before))
         .bind(cold.max_access_count)
@@ -362,16 +357,26 @@ async fn move_to_archive(
     ids: &[MemoryId],
     at: DateTime<Utc>,
 ) -> Result<(), StoreError> {
-    let columns = without_embedding(ARCHIVE_COLUMNS).replace(", archived_at", "");
     sqlx::query(sqlx::AssertSqlSafe(format!(
-        "WITH moved AS (DELETE FROM memories WHERE id = ANY($1) RETURNING {columns}) \
-         INSERT INTO memories_archive ({}) SELECT {} FROM moved",
-        without_embedding(ARCHIVE_COLUMNS),
-        without_embedding(&archive_select("$2"))
+        "WITH {}",
+        move_rows("id = ANY($1)", "$2")
     )))
     .bind(ids)
     .bind(ms(at))
     .execute(&mut *tx)
     .await?;
     Ok(())
+}
+
+/// `moved AS (DELETE … WHERE {which} RETURNING …) INSERT INTO memories_archive … FROM moved`:
+/// the rows `which` picks leave `memories` for the archive (status `archived`, `archived_at =
+/// {at}`), their vectors staying in `memory_vectors`. The tail of a `WITH`.
+fn move_rows(which: &str, at: &str) -> String {
+    let archived = without_embedding(ARCHIVE_COLUMNS);
+    format!(
+        "moved AS (DELETE FROM memories WHERE {which} RETURNING {}) \
+         INSERT INTO memories_archive ({archived}) SELECT {} FROM moved",
+        archived.replace(", archived_at", ""),
+        without_embedding(&archive_select(at))
+    )
 }

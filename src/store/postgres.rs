@@ -169,12 +169,13 @@ pub(super) fn without_embedding(columns: &str) -> String {
         .to_owned()
 }
 
-/// A `RETURNING` list of `COLUMNS` for a statement that changes `memories` (but not the vector).
-fn returning_columns() -> String {
-    format!(
-        "{}, (SELECT v.embedding FROM memory_vectors v WHERE v.id = memories.id) AS embedding",
-        without_embedding(COLUMNS)
-    )
+/// A row's vector, inside a statement on `memories`.
+const CURRENT_VECTOR: &str = "(SELECT v.embedding FROM memory_vectors v WHERE v.id = memories.id)";
+
+/// A `RETURNING` list of `COLUMNS` for a statement that changes `memories`, the embedding being
+/// `vector` (`CURRENT_VECTOR` unless the statement's caller is replacing it).
+fn returning_columns(vector: &str) -> String {
+    format!("{}, {vector} AS embedding", without_embedding(COLUMNS))
 }
 
 /// The advisory-lock key of the one process allowed to write with an embedded index.
@@ -303,7 +304,7 @@ impl MemoryStore for PostgresStore {
              deprecated_by = $2, updated_at = $1, index_pending = TRUE \
              WHERE namespace = $3 AND entity = $4 AND attribute = $5 AND status = 'active' \
              RETURNING {}",
-            returning_columns()
+            returning_columns(CURRENT_VECTOR)
         )))
         .bind(now)
         .bind(memory.id)
@@ -337,9 +338,8 @@ impl MemoryStore for PostgresStore {
                                  ELSE GREATEST(expires_at, $7) END, \
                index_pending = index_pending OR $2 IS NOT NULL \
              WHERE id = $1 AND status = 'active' \
-             RETURNING {}, COALESCE($3, \
-               (SELECT v.embedding FROM memory_vectors v WHERE v.id = memories.id)) AS embedding",
-            without_embedding(COLUMNS)
+             RETURNING {}",
+            returning_columns(&format!("COALESCE($3, {CURRENT_VECTOR})"))
         )))
         .bind(update.id)
         .bind(content)
@@ -520,7 +520,7 @@ impl MemoryStore for PostgresStore {
             format!(
                 "UPDATE memories SET status = 'expired', updated_at = $1, index_pending = TRUE \
                  WHERE id IN ({due} FOR UPDATE SKIP LOCKED) RETURNING {}",
-                returning_columns()
+                returning_columns(CURRENT_VECTOR)
             )
         };
         let rows = sqlx::query(sqlx::AssertSqlSafe(sql))

@@ -190,7 +190,6 @@ fn rows_to_memories(rows: &[SqliteRow]) -> Result<Vec<Memory>, StoreError> {
     rows.iter().map(row_to_memory).collect()
 }
 
-/// The INSERT of a new row (active, index pending), on a pool or inside a transaction.
 /// A query with a row's columns bound as `?1`…`?20`, in `COLUMNS` order: every statement that
 /// writes a whole row (an insert, an archive row read back from an object) binds them here.
 pub(super) fn bind_memory<'q>(
@@ -220,6 +219,7 @@ pub(super) fn bind_memory<'q>(
         .bind(embedding_to_bytes(&memory.embedding))
 }
 
+/// The INSERT of a new row (active, index pending), on a pool or inside a transaction.
 async fn insert_row<'e>(
     executor: impl sqlx::Executor<'e, Database = sqlx::Sqlite>,
     memory: &Memory,
