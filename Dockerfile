@@ -19,10 +19,13 @@ RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates
 COPY --from=build /hindsight /usr/local/bin/hindsight
 # Default job schedules and thresholds; mount your own directory over it to change them.
 COPY jobs /etc/hindsight/jobs
+# The distill prompt (the binary has the same one built in); mount your own to change it.
+COPY prompts /etc/hindsight/prompts
 USER 10001
 # Listening beyond loopback requires HINDSIGHT_AUTH_TOKEN (the daemon refuses to start without).
 ENV HINDSIGHT_DATA_DIR=/data \
     HINDSIGHT_JOBS_DIR=/etc/hindsight/jobs \
+    HINDSIGHT_PROMPTS_DIR=/etc/hindsight/prompts \
     HINDSIGHT_LISTEN=0.0.0.0:8765 \
     HINDSIGHT_LOG_FORMAT=json
 VOLUME ["/data"]

@@ -59,9 +59,10 @@ impl<T: EnvValue> EnvValue for Option<T> {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum EmbedderKind {
+    #[default]
     Builtin,
     Openai,
 }
@@ -156,6 +157,22 @@ settings! {
     /// Vector size of the `openai` embedder; probed from the endpoint when unset.
     embed_dimension: Option<usize> = None,
     embed_timeout_secs: u64 = 30,
+    /// OpenAI-compatible chat endpoint the distill job drafts candidates with (e.g.
+    /// `https://api.openai.com/v1`, `http://localhost:11434/v1`); unset: extractive drafts.
+    llm_base_url: Option<String> = None,
+    llm_model: Option<String> = None,
+    llm_api_key: Option<String> = None,
+    /// Per attempt; a timed-out call is retried twice.
+    llm_timeout_secs: u64 = 60,
+    /// LLM calls in flight at once during a distill run.
+    llm_max_concurrency: usize = 4,
+    /// Tokens (prompt + reply) one distill run may spend; clusters left over wait for the next run.
+    llm_token_budget: u64 = 200_000,
+    /// Upper bound on one reply's tokens.
+    llm_max_tokens: u32 = 1_024,
+    /// Where prompt templates are read from (`distill.md`); without the file, the copy built
+    /// into the binary is used.
+    prompts_dir: PathBuf = PathBuf::from("./prompts"),
     /// Writes below this importance are not stored.
     min_importance: f64 = 0.3,
     /// Cosine similarity above which a write is merged into an existing memory.
@@ -177,7 +194,12 @@ settings! {
     log_format: String = "text".to_owned(),
 }
 
-const SECRET_KEYS: &[&str] = &["auth_token", "embed_api_key", "qdrant_api_key"];
+const SECRET_KEYS: &[&str] = &[
+    "auth_token",
+    "embed_api_key",
+    "qdrant_api_key",
+    "llm_api_key",
+];
 
 impl Settings {
     /// Defaults → file → env → flags, then validated.
@@ -361,6 +383,47 @@ impl Settings {
                     "is required when embedder = \"openai\"".to_owned(),
                 );
             }
+        }
+        if let Some(url) = &self.llm_base_url {
+            if !(url.starts_with("http://") || url.starts_with("https://")) {
+                return invalid(
+                    "llm_base_url",
+                    format!(
+                        "must be an http(s):// URL such as https://api.openai.com/v1, got {:?}",
+                        redact_url(url)
+                    ),
+                );
+            }
+            if self.llm_model.is_none() {
+                return invalid(
+                    "llm_model",
+                    "is required when llm_base_url is set".to_owned(),
+                );
+            }
+        }
+        if !(1..=3_600).contains(&self.llm_timeout_secs) {
+            return invalid(
+                "llm_timeout_secs",
+                format!("must be 1..=3600, got {}", self.llm_timeout_secs),
+            );
+        }
+        if !(1..=64).contains(&self.llm_max_concurrency) {
+            return invalid(
+                "llm_max_concurrency",
+                format!("must be 1..=64, got {}", self.llm_max_concurrency),
+            );
+        }
+        if self.llm_token_budget == 0 {
+            return invalid(
+                "llm_token_budget",
+                "must be at least 1 (leave llm_base_url unset to draft without a model)".to_owned(),
+            );
+        }
+        if !(16..=100_000).contains(&self.llm_max_tokens) {
+            return invalid(
+                "llm_max_tokens",
+                format!("must be 16..=100000, got {}", self.llm_max_tokens),
+            );
         }
         if self
             .embed_dimension
@@ -578,6 +641,46 @@ mod tests {
         let out = s.to_masked_toml();
         assert!(!out.contains("super-secret"), "{out}");
         assert!(out.contains("auth_token = \"********\""), "{out}");
+    }
+
+    #[test]
+    fn llm_keys_come_from_env_are_checked_and_masked() {
+        let s = Settings::load(
+            None,
+            env(&[
+                ("HINDSIGHT_LLM_BASE_URL", "http://127.0.0.1:11434/v1"),
+                ("HINDSIGHT_LLM_MODEL", "llama3.1"),
+                ("HINDSIGHT_LLM_API_KEY", "sk-very-secret-key"),
+                ("HINDSIGHT_LLM_TOKEN_BUDGET", "5000"),
+            ]),
+            Layer::default(),
+        )
+        .unwrap();
+        assert_eq!(s.llm_model.as_deref(), Some("llama3.1"));
+        assert_eq!(s.llm_token_budget, 5000);
+        let out = s.to_masked_toml();
+        assert!(!out.contains("sk-very-secret"), "{out}");
+        assert!(out.contains("llm_api_key = \"********\""), "{out}");
+
+        let err = Settings::load(
+            None,
+            env(&[("HINDSIGHT_LLM_BASE_URL", "http://127.0.0.1:11434/v1")]),
+            Layer::default(),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("llm_model"), "{err}");
+        let err = Settings::load(
+            None,
+            env(&[("HINDSIGHT_LLM_MAX_CONCURRENCY", "0")]),
+            Layer::default(),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("llm_max_concurrency") && err.contains("1..=64"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -8,10 +8,12 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
 use crate::configuration::{EmbedderKind, Settings};
+use crate::distill::drafter::{LlmDrafter, PromptLoadError, load_prompt};
+use crate::distill::llm::{LlmClient, LlmConfig, LlmError};
 use crate::embed::{BuiltinEmbedder, EmbedError, Embedder, OpenAiEmbedder, OpenAiEmbedderConfig};
 use crate::index::{EdgeIndex, HnswParams, IndexError, QdrantIndex, QdrantSettings, VectorIndex};
 use crate::jobs::engine::SchedulerError;
-use crate::jobs::{ConfiguredJob, JobConfigError, Runner};
+use crate::jobs::{ConfiguredJob, JobConfigError, JobEnv, Runner};
 use crate::lock::{Acquired, DataDirLock, Endpoint, LockError, read_endpoint};
 use crate::service::{MemoryService, Rules, ServiceError};
 use crate::store::{Database, MemoryStore, PoolSize, PostgresStore, SqliteStore, StoreError};
@@ -52,6 +54,10 @@ pub enum StartupError {
     Jobs(#[from] JobConfigError),
     #[error(transparent)]
     Scheduler(#[from] SchedulerError),
+    #[error("llm: {0}")]
+    Llm(#[from] LlmError),
+    #[error(transparent)]
+    Prompt(#[from] PromptLoadError),
 }
 
 /// The embedder named by the settings. For `openai` without `embed_dimension`, one probe call
@@ -159,7 +165,43 @@ pub async fn build(
 
 /// The jobs of `jobs_dir`, loaded and checked (a bad file fails here, naming file and key).
 pub fn load_jobs(settings: &Settings) -> Result<Vec<ConfiguredJob>, StartupError> {
-    Ok(crate::jobs::load_jobs(&settings.jobs_dir)?)
+    Ok(crate::jobs::load_jobs(
+        &settings.jobs_dir,
+        &job_env(settings)?,
+    )?)
+}
+
+/// What the jobs share from the settings: the embedder kind, and the language model the
+/// distill job drafts with when `llm_base_url` is set (with the prompt from `prompts_dir`, or
+/// the built-in one).
+pub fn job_env(settings: &Settings) -> Result<JobEnv, StartupError> {
+    let (Some(base_url), Some(model)) = (&settings.llm_base_url, &settings.llm_model) else {
+        return Ok(JobEnv {
+            llm: None,
+            embedder: settings.embedder,
+        });
+    };
+    let client = LlmClient::new(LlmConfig {
+        base_url: base_url.clone(),
+        model: model.clone(),
+        api_key: settings.llm_api_key.clone(),
+        timeout: Duration::from_secs(settings.llm_timeout_secs),
+        retries: 2,
+        backoff: Duration::from_secs(1),
+        max_tokens: settings.llm_max_tokens,
+    })?;
+    let prompt = load_prompt(&settings.prompts_dir)?;
+    tracing::info!(model = %model, prompt = %prompt.version, "distill drafts with a language model");
+    Ok(JobEnv {
+        llm: Some(Arc::new(LlmDrafter::new(
+            client,
+            prompt,
+            settings.max_content_chars,
+            settings.llm_max_concurrency,
+            settings.llm_token_budget,
+        ))),
+        embedder: settings.embedder,
+    })
 }
 
 /// A runner for `jobs` over this process's service and database.

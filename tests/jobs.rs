@@ -3,6 +3,10 @@
 //! catch-up and graceful stop, capacity alerts delivered to a real HTTP receiver.
 
 mod common;
+#[path = "jobs/distill.rs"]
+mod distill;
+
+pub use distill::*;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -151,7 +155,7 @@ fn load_job(dir: &std::path::Path, name: &str, text: Option<&str>) -> Configured
     if let Some(text) = text {
         std::fs::write(dir.join(format!("{name}.toml")), text).unwrap();
     }
-    hindsight::jobs::load_jobs(dir)
+    hindsight::jobs::load_jobs(dir, &hindsight::jobs::JobEnv::default())
         .unwrap()
         .into_iter()
         .find(|j| j.settings.name == name)
@@ -324,144 +328,6 @@ pub async fn archive_workers_move_every_cold_row_exactly_once(f: Fixture) {
     assert!(archived.iter().all(|row| !row.embedding.is_empty()));
     assert!(f.db.get_many(&cold).await.unwrap().is_empty());
     assert!(f.db.get(hot.id).await.unwrap().is_some());
-}
-
-/// Episodes saying the same thing three or more times become one pending candidate each (the
-/// extractive draft: the most central episode), exactly once; one-offs stay undistilled; a
-/// later cluster saying what a pending candidate says adds its episodes to that candidate.
-pub async fn distill_turns_repeated_episodes_into_candidates_once(f: Fixture) {
-    let themes = [
-        "the user asked for the quarterly sales report with every data source cited",
-        "the user wants deployment notes written in plain English without jargon for the ops team",
-    ];
-    let mut members: Vec<Vec<MemoryId>> = vec![vec![], vec![]];
-    for (t, theme) in themes.iter().enumerate() {
-        for i in 0..4 {
-            let episode = f
-                .seed(&format!("{theme} request {i}"), Duration::hours(5), None, 0)
-                .await;
-            members[t].push(episode.id);
-        }
-    }
-    let mut noise = Vec::new();
-    for text in [
-        "booked a dentist appointment for thursday morning",
-        "the office coffee machine was broken again",
-        "migrated the staging cluster to new hardware",
-    ] {
-        noise.push(f.seed(text, Duration::hours(5), None, 0).await.id);
-    }
-    let old = f
-        .seed(
-            &format!("{} request 9", themes[0]),
-            Duration::days(30),
-            None,
-            0,
-        )
-        .await;
-    let config = tempfile::tempdir().unwrap();
-    let distill = load_job(config.path(), "distill", Some("cron = \"0 0 4 * * *\"\n"));
-    let runner = f.runner(vec![("distill", distill.job, 1000)]);
-
-    let (_, _, dry) = ran(runner.run_now("distill", true, None).await.unwrap());
-    assert_eq!(dry.details["clusters"], json!(2), "{dry:?}");
-    assert!(
-        f.db.candidates(None, None, 100).await.unwrap().is_empty(),
-        "a dry run writes nothing"
-    );
-
-    let (_, status, stats) = ran(runner.run_now("distill", false, None).await.unwrap());
-    assert_eq!(status, RunStatus::Ok);
-    assert_eq!(
-        stats.details["episodes"],
-        json!(11),
-        "the 30-day-old one is outside the window"
-    );
-    assert_eq!(stats.details["clusters"], json!(2), "{stats:?}");
-    assert_eq!(stats.details["noise"], json!(3));
-    assert_eq!(stats.details["candidates_created"], json!(2));
-    let mut candidates = f.db.candidates(Some("jobs"), None, 100).await.unwrap();
-    assert_eq!(candidates.len(), 2);
-    candidates.sort_by_key(|c| !c.content.contains("sales report"));
-    for (candidate, theme) in candidates.iter().zip(&members) {
-        let mut sources = candidate.source_ids.clone();
-        sources.sort();
-        let mut expected = theme.clone();
-        expected.sort();
-        assert_eq!(
-            sources, expected,
-            "a candidate rests on its cluster's episodes"
-        );
-        assert_eq!(candidate.status, CandidateStatus::Pending);
-        assert_eq!(candidate.method, DistillMethod::Extractive);
-        assert!(candidate.confidence > 0.75 && candidate.confidence <= 1.0);
-        for id in theme {
-            let episode = f.db.get(*id).await.unwrap().unwrap();
-            assert_eq!(episode.status, Status::Active, "episodes stay as they are");
-        }
-    }
-    assert!(candidates[0].content.contains("sales report"));
-
-    // Rerun: everything clustered is marked; the noise alone makes no cluster.
-    let (_, _, again) = ran(runner.run_now("distill", false, None).await.unwrap());
-    assert_eq!(
-        again.details["episodes"],
-        json!(3),
-        "only the noise is left: {again:?}"
-    );
-    assert_eq!(again.details["candidates_created"], json!(0));
-    assert_eq!(f.db.candidates(None, None, 100).await.unwrap().len(), 2);
-
-    // Three more of the first theme: the same knowledge, so more evidence, not a new candidate.
-    let mut later = Vec::new();
-    for i in 5..8 {
-        later.push(
-            f.seed(
-                &format!("{} request {i}", themes[0]),
-                Duration::hours(1),
-                None,
-                0,
-            )
-            .await
-            .id,
-        );
-    }
-    let (_, _, merged) = ran(runner.run_now("distill", false, None).await.unwrap());
-    assert_eq!(merged.details["candidates_merged"], json!(1), "{merged:?}");
-    assert_eq!(merged.details["candidates_created"], json!(0));
-    let first = f.db.candidate(candidates[0].id).await.unwrap().unwrap();
-    assert_eq!(first.source_ids.len(), 7);
-    assert!(later.iter().all(|id| first.source_ids.contains(id)));
-    assert!(!first.source_ids.contains(&old.id));
-
-    // Review: approved or rejected once; a decided candidate is not decided again.
-    let review = Review {
-        status: CandidateStatus::Rejected,
-        reviewer: Some("ops".to_owned()),
-        note: Some("too specific".to_owned()),
-        content: None,
-        memory_id: None,
-        at: Utc::now(),
-    };
-    let rejected =
-        f.db.review_candidate(candidates[1].id, &review)
-            .await
-            .unwrap()
-            .unwrap();
-    assert_eq!(rejected.status, CandidateStatus::Rejected);
-    assert_eq!(rejected.note.as_deref(), Some("too specific"));
-    assert!(
-        f.db.review_candidate(candidates[1].id, &review)
-            .await
-            .unwrap()
-            .is_none()
-    );
-    let pending =
-        f.db.candidates(Some("jobs"), Some(CandidateStatus::Pending), 100)
-            .await
-            .unwrap();
-    assert_eq!(pending.len(), 1);
-    assert_eq!(pending[0].id, candidates[0].id);
 }
 
 /// The archive job with the object sink at `url` (and the sink itself, for restores).
@@ -976,6 +842,9 @@ macro_rules! jobs_suite {
                 archive_takes_cold_rows_out_of_search_and_restore_brings_them_back,
                 archive_workers_move_every_cold_row_exactly_once,
                 distill_turns_repeated_episodes_into_candidates_once,
+                distill_drafts_with_a_language_model_and_survives_its_failures,
+                distill_budget_dedup_against_memories_and_auto_approve,
+                candidates_are_approved_through_the_write_path_and_rejected_with_a_note,
                 one_run_per_tick_and_never_two_at_once,
                 a_failed_run_is_recorded_with_its_error,
                 start_catches_up_once_and_stop_waits_for_the_running_batch,

@@ -28,19 +28,7 @@ fn write_jobs(dir: &Path, files: &[(&str, &str)]) {
 
 /// `hindsight ARGS` with this data dir and jobs dir; (exit ok, stdout, stderr).
 fn cli(data_dir: &Path, jobs_dir: &Path, args: &[&str]) -> (bool, String, String) {
-    let output = std::process::Command::new(common::binary())
-        .args(args)
-        .arg("--data-dir")
-        .arg(data_dir)
-        .env("HINDSIGHT_CONFIG", data_dir.join("no-such-config.toml"))
-        .env("HINDSIGHT_JOBS_DIR", jobs_dir)
-        .output()
-        .unwrap();
-    (
-        output.status.success(),
-        String::from_utf8_lossy(&output.stdout).into_owned(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
+    common::cli_with(data_dir, jobs_dir, &[], args)
 }
 
 #[test]

@@ -2,81 +2,22 @@
 //! `/v1/chat/completions` wire format, async-openai on the client side. Each test scripts the
 //! replies the server gives, in order, and checks what the client makes of them.
 
-use std::collections::VecDeque;
-use std::sync::{Arc, Mutex};
+mod common;
+
+use std::sync::Arc;
 use std::time::Duration;
 
-use axum::Json;
-use axum::extract::State;
-use axum::http::StatusCode;
-use axum::response::{IntoResponse, Response};
-use axum::routing::post;
+use common::openai::{Reply, Script};
 use hindsight::distill::draft::{ReplyError, parse_reply};
 use hindsight::distill::llm::{LlmClient, LlmConfig, LlmError};
 use hindsight::domain::MemoryId;
-use serde_json::{Value, json};
-
-/// What the server does with one request.
-#[derive(Clone)]
-enum Reply {
-    /// 200 with this message content.
-    Content(String),
-    /// This status with an OpenAI error body.
-    Error(u16),
-    /// Wait this long, then 200 with this content.
-    Slow(Duration, String),
-}
-
-#[derive(Default)]
-struct Script {
-    replies: Mutex<VecDeque<Reply>>,
-    requests: Mutex<Vec<Value>>,
-}
-
-async fn completions(State(script): State<Arc<Script>>, Json(body): Json<Value>) -> Response {
-    script.requests.lock().unwrap().push(body);
-    let reply = script
-        .replies
-        .lock()
-        .unwrap()
-        .pop_front()
-        .expect("the test scripted fewer replies than the client asked for");
-    let content = match reply {
-        Reply::Error(status) => {
-            let error = json!({"error": {"message": format!("scripted {status}"),
-                "type": "server_error", "param": null, "code": null}});
-            return (StatusCode::from_u16(status).unwrap(), Json(error)).into_response();
-        }
-        Reply::Slow(wait, content) => {
-            tokio::time::sleep(wait).await;
-            content
-        }
-        Reply::Content(content) => content,
-    };
-    Json(json!({
-        "id": "chatcmpl-1", "object": "chat.completion", "created": 1_717_200_000,
-        "model": "scripted",
-        "choices": [{"index": 0, "finish_reason": "stop",
-                     "message": {"role": "assistant", "content": content}}],
-        "usage": {"prompt_tokens": 120, "completion_tokens": 30, "total_tokens": 150}
-    }))
-    .into_response()
-}
+use serde_json::json;
 
 /// A server answering with `replies`, and a client for it.
 async fn scripted(replies: Vec<Reply>, timeout: Duration) -> (Arc<Script>, LlmClient) {
-    let script = Arc::new(Script {
-        replies: Mutex::new(replies.into()),
-        ..Script::default()
-    });
-    let app = axum::Router::new()
-        .route("/v1/chat/completions", post(completions))
-        .with_state(script.clone());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let address = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await });
+    let server = common::openai::start(replies).await;
     let client = LlmClient::new(LlmConfig {
-        base_url: format!("http://{address}/v1"),
+        base_url: server.base_url,
         model: "scripted-model".to_owned(),
         api_key: Some("sk-test".to_owned()),
         timeout,
@@ -85,7 +26,7 @@ async fn scripted(replies: Vec<Reply>, timeout: Duration) -> (Arc<Script>, LlmCl
         max_tokens: 512,
     })
     .unwrap();
-    (script, client)
+    (server.script, client)
 }
 
 fn drafts_json(ids: &[MemoryId]) -> String {

@@ -33,7 +33,7 @@ CREATE INDEX candidates_review ON candidates (namespace, status, created_at);
 CREATE TABLE distilled_clusters (
     fingerprint  TEXT        PRIMARY KEY,
     namespace    TEXT        NOT NULL,
-    outcome      TEXT        NOT NULL CHECK (outcome IN ('created', 'merged')),
+    outcome      TEXT        NOT NULL CHECK (outcome IN ('created', 'merged', 'nothing')),
     created_at   TIMESTAMPTZ NOT NULL
 );
 

@@ -123,7 +123,8 @@ async fn run(
         jobs_dir.join("expire.toml"),
         format!("cron = \"0 * * * * *\"\nbatch_size = {batch_size}\n"),
     )?;
-    let jobs: Vec<ConfiguredJob> = crate::jobs::load_jobs(&jobs_dir)?;
+    let jobs: Vec<ConfiguredJob> =
+        crate::jobs::load_jobs(&jobs_dir, &crate::jobs::JobEnv::default())?;
     let runner = Runner::new(
         jobs,
         service.clone(),

@@ -14,6 +14,7 @@ use crate::index::{EdgeIndex, HnswParams};
 use crate::service::{MemoryService, Rules, SearchRequest, WriteRequest, WriteStatus};
 use crate::store::{MemoryStore, PoolSize, PostgresStore, SqliteStore};
 
+pub mod distill_eval;
 pub mod jobs;
 
 /// Deterministic pseudo-random unit vectors keyed by the text.

@@ -190,7 +190,7 @@ fn terminal_progress(name: &str) -> Option<Arc<dyn Fn(Progress) + Send + Sync>> 
     }))
 }
 
-fn owner(settings: &Settings) -> anyhow::Result<Endpoint> {
+pub(super) fn owner(settings: &Settings) -> anyhow::Result<Endpoint> {
     read_endpoint(&settings.data_dir).ok_or_else(|| {
         anyhow::anyhow!(
             "data dir {} is locked by a process that publishes no endpoint",
@@ -200,7 +200,11 @@ fn owner(settings: &Settings) -> anyhow::Result<Endpoint> {
 }
 
 /// POST to the owning daemon's operator route `path` (relative to its base URL).
-async fn post(endpoint: &Endpoint, path: &str, body: Option<Value>) -> anyhow::Result<Value> {
+pub(super) async fn post(
+    endpoint: &Endpoint,
+    path: &str,
+    body: Option<Value>,
+) -> anyhow::Result<Value> {
     let base = endpoint.url.trim_end_matches("/mcp");
     let url = format!("{base}/{path}");
     let mut request = reqwest::Client::new().post(&url);
@@ -223,7 +227,7 @@ async fn post(endpoint: &Endpoint, path: &str, body: Option<Value>) -> anyhow::R
     Ok(value)
 }
 
-fn print(value: &Value) -> anyhow::Result<()> {
+pub(super) fn print(value: &Value) -> anyhow::Result<()> {
     println!("{}", serde_json::to_string_pretty(value)?);
     Ok(())
 }

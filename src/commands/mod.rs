@@ -2,6 +2,8 @@
 
 mod admin;
 mod bench;
+mod candidates;
+mod eval;
 mod jobs;
 mod mcp;
 mod memory;
@@ -60,9 +62,15 @@ enum Command {
     /// Scheduled maintenance jobs: list, run now (or --dry-run), history.
     #[command(subcommand)]
     Jobs(jobs::JobsCommand),
+    /// Review what the distill job drafted: list, show, approve, reject.
+    #[command(subcommand)]
+    Candidates(candidates::CandidatesCommand),
     /// The archive job's table: restore archived memories.
     #[command(subcommand)]
     Archive(jobs::ArchiveCommand),
+    /// Quality evaluations on real data (LoCoMo), printed as JSON.
+    #[command(subcommand)]
+    Eval(eval::EvalCommand),
     /// Benchmarks, printed as JSON.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
@@ -94,8 +102,10 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             Ok(())
         }
         Command::Bench(command) => bench::run(settings, command).await,
+        Command::Eval(command) => eval::run(settings, command).await,
         Command::Jobs(command) => jobs::run(settings, command).await,
         Command::Archive(command) => jobs::archive(settings, command).await,
+        Command::Candidates(command) => candidates::run(settings, command).await,
         Command::Healthcheck => admin::healthcheck(settings).await,
     }
 }

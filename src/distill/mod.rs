@@ -2,4 +2,6 @@
 
 pub mod cluster;
 pub mod draft;
+pub mod drafter;
 pub mod llm;
+pub mod review;

@@ -1,7 +1,9 @@
 //! The HTTP face of the daemon: MCP (Streamable HTTP) at `/mcp`, `GET /healthz`, bearer auth;
-//! `GET /metrics` and the operator routes (`admin.rs`) when the process runs the jobs.
+//! `GET /metrics`, the operator routes (`admin.rs`) and the review API (`candidates.rs`) when
+//! the process runs the jobs.
 
 mod admin;
+mod candidates;
 
 use std::sync::Arc;
 
@@ -39,7 +41,9 @@ pub fn router(
     );
     let mut protected = Router::new().nest_service("/mcp", mcp);
     if let Some(runner) = runner {
-        protected = protected.merge(admin::routes(runner));
+        protected = protected
+            .merge(admin::routes(runner.clone()))
+            .merge(candidates::routes(runner));
     }
     let protected = protected.layer(middleware::from_fn_with_state(
         Arc::new(auth_token),

@@ -17,7 +17,7 @@ use serde_json::json;
 
 use super::config::{JobConfigError, JobSettings};
 use super::registry::JobSpec;
-use super::{Job, JobContext, JobError, JobStats};
+use super::{Job, JobContext, JobEnv, JobError, JobStats};
 use crate::domain::Status;
 
 pub const SPEC: JobSpec = JobSpec {
@@ -42,7 +42,7 @@ const FIRING_META_KEY: &str = "capacity_alerts_firing";
 /// missed runs, short enough that a dead daemon's alerts clear.
 const FIRING_VALIDITY: chrono::Duration = chrono::Duration::hours(1);
 
-fn build(settings: &JobSettings) -> Result<Arc<dyn Job>, JobConfigError> {
+fn build(settings: &JobSettings, _env: &JobEnv) -> Result<Arc<dyn Job>, JobConfigError> {
     let url = |key: &str| -> Result<Option<reqwest::Url>, JobConfigError> {
         settings
             .string(key)?

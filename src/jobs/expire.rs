@@ -10,7 +10,7 @@ use serde_json::json;
 
 use super::config::{JobConfigError, JobSettings};
 use super::registry::JobSpec;
-use super::{Job, JobContext, JobError, JobStats};
+use super::{Job, JobContext, JobEnv, JobError, JobStats};
 
 pub const SPEC: JobSpec = JobSpec {
     name: "expire",
@@ -19,7 +19,7 @@ pub const SPEC: JobSpec = JobSpec {
     build,
 };
 
-fn build(_settings: &JobSettings) -> Result<Arc<dyn Job>, JobConfigError> {
+fn build(_settings: &JobSettings, _env: &JobEnv) -> Result<Arc<dyn Job>, JobConfigError> {
     Ok(Arc::new(Expire))
 }
 

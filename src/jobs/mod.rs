@@ -50,6 +50,16 @@ pub enum JobError {
     Cluster(#[from] crate::distill::cluster::ClusterError),
 }
 
+/// What jobs take from the daemon's configuration besides their own `jobs/<name>.toml`.
+#[derive(Clone, Default)]
+pub struct JobEnv {
+    /// The language model the distill job drafts with (`llm_*` settings); `None`: extractive
+    /// drafts.
+    pub llm: Option<Arc<crate::distill::drafter::LlmDrafter>>,
+    /// The embedder the memories' vectors come from: similarity thresholds depend on it.
+    pub embedder: crate::configuration::EmbedderKind,
+}
+
 /// What one run did, recorded in `job_runs.stats` and printed by `hindsight jobs run`.
 #[derive(Debug, Clone, Default, Serialize, PartialEq)]
 pub struct JobStats {

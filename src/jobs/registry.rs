@@ -5,7 +5,10 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::config::{self, JobConfigError, JobSettings};
-use super::{Job, archive, capacity, distill, expire};
+use super::{Job, JobEnv, archive, capacity, distill, expire};
+
+/// Builds a job from its file's settings and what jobs share from the daemon's settings.
+pub type BuildJob = fn(&JobSettings, &JobEnv) -> Result<Arc<dyn Job>, JobConfigError>;
 
 /// How to make one job.
 pub struct JobSpec {
@@ -13,7 +16,7 @@ pub struct JobSpec {
     /// 6 fields, seconds first, UTC.
     pub default_cron: &'static str,
     pub params: &'static [&'static str],
-    pub build: fn(&JobSettings) -> Result<Arc<dyn Job>, JobConfigError>,
+    pub build: BuildJob,
 }
 
 pub const JOBS: &[JobSpec] = &[expire::SPEC, archive::SPEC, capacity::SPEC, distill::SPEC];
@@ -26,9 +29,9 @@ pub struct ConfiguredJob {
 }
 
 /// Load `dir/<name>.toml` for every known job (defaults where there is no file) and build the
-/// jobs. Any bad file or parameter fails the whole load, naming the file and the key. A file
+/// jobs, with what they share from the daemon's configuration (`env`). Any bad file or parameter fails the whole load, naming the file and the key. A file
 /// naming no known job is refused too: it is most likely a typo.
-pub fn load_jobs(dir: &Path) -> Result<Vec<ConfiguredJob>, JobConfigError> {
+pub fn load_jobs(dir: &Path, env: &JobEnv) -> Result<Vec<ConfiguredJob>, JobConfigError> {
     if let Ok(entries) = std::fs::read_dir(dir) {
         for entry in entries.flatten() {
             let path = entry.path();
@@ -51,7 +54,7 @@ pub fn load_jobs(dir: &Path) -> Result<Vec<ConfiguredJob>, JobConfigError> {
                 None => JobSettings::defaults(dir, spec.name, spec.default_cron)?,
             };
             Ok(ConfiguredJob {
-                job: (spec.build)(&settings)?,
+                job: (spec.build)(&settings, env)?,
                 settings,
             })
         })

@@ -63,8 +63,29 @@ pub struct Candidate {
 pub enum ClusterOutcome {
     /// New candidates were stored.
     Created,
-    /// Everything it said was known already: its evidence went to existing candidates.
+    /// Everything it said was known already: its evidence went to existing candidates or
+    /// semantic memories.
     Merged,
+    /// The model found nothing durable in it.
+    Nothing,
+}
+
+/// Where a cluster's evidence goes when its draft says what is known already.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EvidenceTo {
+    /// A candidate (pending or rejected: a rejected one stays rejected, and is not drafted
+    /// again); its `source_ids` grow.
+    Candidate(CandidateId),
+    /// An active semantic memory: an entry `{at, source: {distill: {fingerprint, episodes}}}`
+    /// is appended to its `merged_sources`, as a merged write's would be.
+    Memory(MemoryId),
+}
+
+/// Episodes that support something already known.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Evidence {
+    pub to: EvidenceTo,
+    pub episodes: Vec<MemoryId>,
 }
 
 /// One cluster's result, written in one transaction: its new candidates, the evidence it adds
@@ -76,9 +97,21 @@ pub struct DistilledCluster {
     pub episodes: Vec<MemoryId>,
     pub outcome: ClusterOutcome,
     pub created: Vec<Candidate>,
-    /// (existing pending candidate, episodes to add to its sources)
-    pub evidence: Vec<(CandidateId, Vec<MemoryId>)>,
+    /// Evidence for what is known already (applied after `created` is inserted, so it may
+    /// name a candidate of this very cluster).
+    pub evidence: Vec<Evidence>,
     pub at: DateTime<Utc>,
+}
+
+/// The `merged_sources` entry a semantic memory gets for a cluster's evidence.
+pub(super) fn memory_evidence(
+    cluster: &DistilledCluster,
+    episodes: &[MemoryId],
+) -> serde_json::Value {
+    serde_json::json!({
+        "at": cluster.at,
+        "source": {"distill": {"fingerprint": cluster.fingerprint, "episodes": episodes}},
+    })
 }
 
 /// `candidates`' columns, in the order both stores bind them (`?1`/`$1` … 19).
@@ -98,8 +131,8 @@ pub trait DistillStore: Send + Sync + 'static {
     ) -> Result<Vec<Memory>, StoreError>;
     /// Namespaces holding such episodes.
     async fn distill_namespaces(&self, since: DateTime<Utc>) -> Result<Vec<String>, StoreError>;
-    /// Record a cluster's result. `false` (and nothing written) when its fingerprint is
-    /// recorded already: a concurrent or earlier run got there first.
+    /// Record a cluster's result in one transaction. `false` (and nothing written) when its
+    /// fingerprint is recorded already: a concurrent or earlier run got there first.
     async fn record_cluster(&self, cluster: &DistilledCluster) -> Result<bool, StoreError>;
     /// Candidates, oldest first, optionally of one namespace and status (the dedup compares new
     /// drafts with a namespace's pending ones).
@@ -170,6 +203,7 @@ impl ClusterOutcome {
         match self {
             ClusterOutcome::Created => "created",
             ClusterOutcome::Merged => "merged",
+            ClusterOutcome::Nothing => "nothing",
         }
     }
 }

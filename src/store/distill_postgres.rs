@@ -7,7 +7,7 @@ use sqlx::postgres::PgRow;
 
 use super::distill::{
     CANDIDATE_COLUMNS, Candidate, CandidateId, CandidateStatus, DistillMethod, DistillStore,
-    DistilledCluster, Review,
+    DistilledCluster, EvidenceTo, Review, memory_evidence,
 };
 use super::postgres::{ROWS, ms, row_to_memory};
 use super::{COLUMNS, PostgresStore, StoreError, corrupt};
@@ -121,20 +121,36 @@ impl DistillStore for PostgresStore {
             .execute(&mut *tx)
             .await?;
         }
-        for (id, episodes) in &cluster.evidence {
-            // The union of the old and the new sources, sorted, each once.
-            sqlx::query(
-                "UPDATE candidates SET updated_at = $3, source_ids = ( \
-                   SELECT jsonb_agg(value ORDER BY value) FROM ( \
-                     SELECT value FROM jsonb_array_elements_text(candidates.source_ids) \
-                     UNION SELECT value FROM jsonb_array_elements_text($2)) AS s) \
-                 WHERE id = $1",
-            )
-            .bind(id)
-            .bind(serde_json::json!(episodes))
-            .bind(ms(cluster.at))
-            .execute(&mut *tx)
-            .await?;
+        for evidence in &cluster.evidence {
+            match evidence.to {
+                EvidenceTo::Candidate(id) => {
+                    // The union of the old and the new sources, sorted, each once.
+                    sqlx::query(
+                        "UPDATE candidates SET updated_at = $3, source_ids = ( \
+                           SELECT jsonb_agg(value ORDER BY value) FROM ( \
+                             SELECT value FROM jsonb_array_elements_text(candidates.source_ids) \
+                             UNION SELECT value FROM jsonb_array_elements_text($2)) AS s) \
+                         WHERE id = $1",
+                    )
+                    .bind(id)
+                    .bind(serde_json::json!(evidence.episodes))
+                    .bind(ms(cluster.at))
+                    .execute(&mut *tx)
+                    .await?;
+                }
+                EvidenceTo::Memory(id) => {
+                    sqlx::query(
+                        "UPDATE memories SET updated_at = $3, \
+                           merged_sources = merged_sources || jsonb_build_array($2::jsonb) \
+                         WHERE id = $1 AND status = 'active'",
+                    )
+                    .bind(id)
+                    .bind(memory_evidence(cluster, &evidence.episodes))
+                    .bind(ms(cluster.at))
+                    .execute(&mut *tx)
+                    .await?;
+                }
+            }
         }
         sqlx::query(
             "INSERT INTO distilled_episodes (id, fingerprint, distilled_at) \

@@ -7,7 +7,7 @@ use sqlx::sqlite::SqliteRow;
 
 use super::distill::{
     CANDIDATE_COLUMNS, Candidate, CandidateId, CandidateStatus, DistillMethod, DistillStore,
-    DistilledCluster, Review,
+    DistilledCluster, EvidenceTo, Review, memory_evidence,
 };
 use super::sqlite::{
     embedding_from_bytes, embedding_to_bytes, from_ms, ids_json, ms, parse_ids, row_to_memory,
@@ -128,20 +128,36 @@ impl DistillStore for SqliteStore {
             .execute(&mut *tx)
             .await?;
         }
-        for (id, episodes) in &cluster.evidence {
-            // The union of the old and the new sources, in order, each once.
-            sqlx::query(
-                "UPDATE candidates SET updated_at = ?3, source_ids = ( \
-                   SELECT json_group_array(value) FROM ( \
-                     SELECT value FROM json_each(candidates.source_ids) \
-                     UNION SELECT value FROM json_each(?2) ORDER BY value)) \
-                 WHERE id = ?1",
-            )
-            .bind(id.to_string())
-            .bind(ids_json(episodes))
-            .bind(ms(cluster.at))
-            .execute(&mut *tx)
-            .await?;
+        for evidence in &cluster.evidence {
+            match evidence.to {
+                EvidenceTo::Candidate(id) => {
+                    // The union of the old and the new sources, in order, each once.
+                    sqlx::query(
+                        "UPDATE candidates SET updated_at = ?3, source_ids = ( \
+                           SELECT json_group_array(value) FROM ( \
+                             SELECT value FROM json_each(candidates.source_ids) \
+                             UNION SELECT value FROM json_each(?2) ORDER BY value)) \
+                         WHERE id = ?1",
+                    )
+                    .bind(id.to_string())
+                    .bind(ids_json(&evidence.episodes))
+                    .bind(ms(cluster.at))
+                    .execute(&mut *tx)
+                    .await?;
+                }
+                EvidenceTo::Memory(id) => {
+                    sqlx::query(
+                        "UPDATE memories SET updated_at = ?3, \
+                           merged_sources = json_insert(merged_sources, '$[#]', json(?2)) \
+                         WHERE id = ?1 AND status = 'active'",
+                    )
+                    .bind(id.to_string())
+                    .bind(memory_evidence(cluster, &evidence.episodes).to_string())
+                    .bind(ms(cluster.at))
+                    .execute(&mut *tx)
+                    .await?;
+                }
+            }
         }
         for episode in &cluster.episodes {
             sqlx::query(

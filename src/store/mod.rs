@@ -22,7 +22,7 @@ use crate::domain::{Memory, MemoryId, MemoryType, Namespace, Status};
 
 pub use distill::{
     Candidate, CandidateId, CandidateStatus, ClusterOutcome, DistillMethod, DistillStore,
-    DistilledCluster, Review,
+    DistilledCluster, Evidence, EvidenceTo, Review,
 };
 pub use ledger::{RunLedger, RunRecord, RunStatus};
 pub use maintenance::{

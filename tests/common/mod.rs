@@ -7,6 +7,7 @@ use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
 
+pub mod openai;
 pub mod pg;
 
 use hindsight::embed::{BuiltinEmbedder, Embedder};
@@ -240,4 +241,27 @@ pub async fn call_err(client: &Client, tool: &str, args: Value) -> String {
 /// The id of the best `memory_search` hit for `args` (null when nothing matched).
 pub async fn top_hit_id(client: &Client, args: Value) -> Value {
     call_ok(client, "memory_search", args).await["memories"][0]["id"].clone()
+}
+
+/// `hindsight ARGS` with this data dir and jobs dir (and `envs`); (exit ok, stdout, stderr).
+pub fn cli_with(
+    data_dir: &Path,
+    jobs_dir: &Path,
+    envs: &[(&str, &str)],
+    args: &[&str],
+) -> (bool, String, String) {
+    let output = std::process::Command::new(binary())
+        .args(args)
+        .arg("--data-dir")
+        .arg(data_dir)
+        .env("HINDSIGHT_CONFIG", data_dir.join("no-such-config.toml"))
+        .env("HINDSIGHT_JOBS_DIR", jobs_dir)
+        .envs(envs.iter().copied())
+        .output()
+        .unwrap();
+    (
+        output.status.success(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
 }

@@ -21,7 +21,7 @@ use serde_json::json;
 
 use super::config::{JobConfigError, JobSettings};
 use super::registry::JobSpec;
-use super::{Job, JobContext, JobError, JobStats};
+use super::{Job, JobContext, JobEnv, JobError, JobStats};
 use crate::domain::MemoryId;
 use crate::service::MemoryService;
 use crate::store::{ArchiveBatch, BatchState, ColdRows, Database, RestoreSelector};
@@ -40,7 +40,7 @@ pub const SPEC: JobSpec = JobSpec {
     build,
 };
 
-fn build(settings: &JobSettings) -> Result<Arc<dyn Job>, JobConfigError> {
+fn build(settings: &JobSettings, _env: &JobEnv) -> Result<Arc<dyn Job>, JobConfigError> {
     Ok(Arc::new(Archive {
         min_age: Duration::days(settings.int("min_age_days", 90, 0..=36_500)?),
         max_access_count: settings.int("max_access_count", 3, 1..=i64::MAX)?,

@@ -1,0 +1,252 @@
+//! The human gate: a pending candidate is approved (written as a `semantic` memory through the
+//! normal write path, so dedup and the entity/attribute supersede rules apply) or rejected (the
+//! record stays, so what it says is not drafted again). The CLI, the REST routes and the
+//! distill job's optional auto-approve all come here.
+//!
+//! Approval writes the memory first and marks the candidate second. A crash in between leaves
+//! the candidate pending with its memory stored; approving it again merges into that memory
+//! (the write path's dedup) and records the same memory id, so nothing is written twice.
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use serde_json::json;
+
+use crate::domain::{MemoryId, Status};
+use crate::service::{MemoryService, ServiceError, WriteRequest};
+use crate::store::{
+    Candidate, CandidateId, CandidateStatus, DistillStore, MemoryStore, Review, StoreError,
+};
+
+/// Importance of an approved memory unless the reviewer gives one.
+pub const DEFAULT_IMPORTANCE: f64 = 0.8;
+/// Bound on a reviewer's name and note.
+pub const MAX_NOTE_CHARS: usize = 2_000;
+
+#[derive(Debug, Clone, Default)]
+pub struct Approval {
+    /// The reviewer's wording, replacing the draft's.
+    pub content: Option<String>,
+    pub importance: Option<f64>,
+    pub reviewer: Option<String>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ReviewError {
+    #[error("no candidate {0}")]
+    NotFound(CandidateId),
+    #[error("candidate {id} is {status} already; only pending candidates can be reviewed")]
+    NotPending {
+        id: CandidateId,
+        status: &'static str,
+    },
+    #[error("invalid {field}: {rule}")]
+    Invalid { field: &'static str, rule: String },
+    #[error(
+        "the memory was not stored: importance {0} is below the configured min_importance; \
+         approve with a higher --importance"
+    )]
+    Skipped(f64),
+    #[error(transparent)]
+    Service(#[from] ServiceError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+impl ReviewError {
+    /// The reviewer can fix it (vs. a server-side failure).
+    pub fn is_client_error(&self) -> bool {
+        match self {
+            ReviewError::Service(e) => e.is_client_error(),
+            ReviewError::Store(_) => false,
+            _ => true,
+        }
+    }
+}
+
+/// Approve a pending candidate: write it as a semantic memory, then mark it approved with the
+/// memory's id. The memory's `source` records the candidate and its episodes.
+pub async fn approve(
+    service: &MemoryService,
+    db: &dyn DistillStore,
+    id: CandidateId,
+    approval: &Approval,
+) -> Result<Candidate, ReviewError> {
+    let reviewer = bounded("reviewer", approval.reviewer.as_deref())?;
+    let candidate = pending(db, id).await?;
+    let importance = approval.importance.unwrap_or(DEFAULT_IMPORTANCE);
+    let request = WriteRequest {
+        content: approval
+            .content
+            .clone()
+            .unwrap_or_else(|| candidate.content.clone()),
+        memory_type: Some("semantic".to_owned()),
+        importance: Some(importance),
+        namespace: Some(candidate.namespace.clone()),
+        entity: candidate.entity.clone(),
+        attribute: candidate.attribute.clone(),
+        source: Some(json!({
+            "distill": {
+                "candidate_id": candidate.id,
+                "episode_ids": candidate.source_ids,
+                "method": candidate.method,
+                "model": candidate.model,
+                "prompt_version": candidate.prompt_version,
+                "confidence": candidate.confidence,
+                "reviewer": reviewer,
+            }
+        })),
+        ..WriteRequest::default()
+    };
+    let written = service.write(&request).await?;
+    let memory_id = written.memory_id.ok_or(ReviewError::Skipped(importance))?;
+    let review = Review {
+        status: CandidateStatus::Approved,
+        reviewer,
+        note: None,
+        content: approval.content.clone(),
+        memory_id: Some(memory_id),
+        at: Utc::now(),
+    };
+    decided(db, id, &review).await
+}
+
+/// Reject a pending candidate, saying why. The record stays: later clusters that say the same
+/// add their evidence to it instead of drafting it again.
+pub async fn reject(
+    db: &dyn DistillStore,
+    id: CandidateId,
+    note: &str,
+    reviewer: Option<&str>,
+) -> Result<Candidate, ReviewError> {
+    let note = bounded("note", Some(note))?.ok_or_else(|| ReviewError::Invalid {
+        field: "note",
+        rule: "must say why the candidate is rejected".to_owned(),
+    })?;
+    let reviewer = bounded("reviewer", reviewer)?;
+    pending(db, id).await?;
+    let review = Review {
+        status: CandidateStatus::Rejected,
+        reviewer,
+        note: Some(note),
+        content: None,
+        memory_id: None,
+        at: Utc::now(),
+    };
+    decided(db, id, &review).await
+}
+
+/// A candidate with the episodes it rests on, for `show`.
+#[derive(Debug, Clone, Serialize)]
+pub struct CandidateDetail {
+    #[serde(flatten)]
+    pub candidate: Candidate,
+    pub episodes: Vec<EpisodeView>,
+    /// Sources no longer in the hot table (archived or hard-forgotten since).
+    pub missing_episodes: Vec<MemoryId>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct EpisodeView {
+    pub id: MemoryId,
+    pub content: String,
+    pub created_at: DateTime<Utc>,
+    pub status: Status,
+}
+
+pub async fn detail(
+    store: &dyn MemoryStore,
+    candidate: Candidate,
+) -> Result<CandidateDetail, StoreError> {
+    let found = store.get_many(&candidate.source_ids).await?;
+    let missing_episodes = candidate
+        .source_ids
+        .iter()
+        .filter(|id| !found.iter().any(|m| m.id == **id))
+        .copied()
+        .collect();
+    let mut episodes: Vec<EpisodeView> = found
+        .into_iter()
+        .map(|m| EpisodeView {
+            id: m.id,
+            content: m.content,
+            created_at: m.created_at,
+            status: m.status,
+        })
+        .collect();
+    episodes.sort_by_key(|e| (e.created_at, e.id));
+    Ok(CandidateDetail {
+        candidate,
+        episodes,
+        missing_episodes,
+    })
+}
+
+/// `--status` / `?status=`: `pending`, `approved`, `rejected`, or `all` (`None`).
+pub fn parse_status_filter(text: &str) -> Result<Option<CandidateStatus>, ReviewError> {
+    match text {
+        "all" => Ok(None),
+        other => CandidateStatus::parse(other)
+            .map(Some)
+            .ok_or_else(|| ReviewError::Invalid {
+                field: "status",
+                rule: format!("must be pending, approved, rejected or all, got {other:?}"),
+            }),
+    }
+}
+
+/// List sizes the CLI and REST accept.
+pub const MAX_LIST: i64 = 10_000;
+
+pub fn check_limit(limit: i64) -> Result<i64, ReviewError> {
+    if (1..=MAX_LIST).contains(&limit) {
+        Ok(limit)
+    } else {
+        Err(ReviewError::Invalid {
+            field: "limit",
+            rule: format!("must be 1..={MAX_LIST}, got {limit}"),
+        })
+    }
+}
+
+async fn pending(db: &dyn DistillStore, id: CandidateId) -> Result<Candidate, ReviewError> {
+    let candidate = db.candidate(id).await?.ok_or(ReviewError::NotFound(id))?;
+    if candidate.status != CandidateStatus::Pending {
+        return Err(ReviewError::NotPending {
+            id,
+            status: candidate.status.as_str(),
+        });
+    }
+    Ok(candidate)
+}
+
+async fn decided(
+    db: &dyn DistillStore,
+    id: CandidateId,
+    review: &Review,
+) -> Result<Candidate, ReviewError> {
+    match db.review_candidate(id, review).await? {
+        Some(candidate) => Ok(candidate),
+        // Another reviewer decided it in the meantime.
+        None => Err(match db.candidate(id).await? {
+            Some(c) => ReviewError::NotPending {
+                id,
+                status: c.status.as_str(),
+            },
+            None => ReviewError::NotFound(id),
+        }),
+    }
+}
+
+/// Trimmed, `None` when empty, refused when longer than `MAX_NOTE_CHARS`.
+fn bounded(field: &'static str, value: Option<&str>) -> Result<Option<String>, ReviewError> {
+    let Some(value) = value.map(str::trim).filter(|v| !v.is_empty()) else {
+        return Ok(None);
+    };
+    if value.chars().count() > MAX_NOTE_CHARS {
+        return Err(ReviewError::Invalid {
+            field,
+            rule: format!("must be at most {MAX_NOTE_CHARS} characters"),
+        });
+    }
+    Ok(Some(value.to_owned()))
+}

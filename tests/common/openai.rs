@@ -1,0 +1,139 @@
+//! A scripted OpenAI-compatible server for the tests: real HTTP, the real
+//! `/v1/chat/completions` wire format, so async-openai is exercised for real. Each request
+//! takes the next scripted reply; with the script empty, the fallback (if any) answers.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::Json;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use serde_json::{Value, json};
+
+/// What the server does with one request.
+#[derive(Clone)]
+pub enum Reply {
+    /// 200 with this message content.
+    Content(String),
+    /// This status with an OpenAI error body.
+    Error(u16),
+    /// Wait this long, then 200 with this content.
+    Slow(Duration, String),
+    /// Decided from the prompt (the user message's text).
+    From(Arc<dyn Fn(&str) -> Reply + Send + Sync>),
+}
+
+impl Reply {
+    pub fn from_prompt(f: impl Fn(&str) -> Reply + Send + Sync + 'static) -> Self {
+        Reply::From(Arc::new(f))
+    }
+}
+
+#[derive(Default)]
+pub struct Script {
+    replies: Mutex<VecDeque<Reply>>,
+    fallback: Mutex<Option<Reply>>,
+    /// Every request body, in arrival order.
+    pub requests: Mutex<Vec<Value>>,
+}
+
+impl Script {
+    pub fn push(&self, reply: Reply) {
+        self.replies.lock().unwrap().push_back(reply);
+    }
+
+    pub fn set_fallback(&self, reply: Reply) {
+        *self.fallback.lock().unwrap() = Some(reply);
+    }
+
+    pub fn request_count(&self) -> usize {
+        self.requests.lock().unwrap().len()
+    }
+
+    /// The prompts asked so far.
+    pub fn prompts(&self) -> Vec<String> {
+        self.requests
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                r["messages"][0]["content"]
+                    .as_str()
+                    .unwrap_or("")
+                    .to_owned()
+            })
+            .collect()
+    }
+}
+
+pub struct Server {
+    pub script: Arc<Script>,
+    /// `http://127.0.0.1:<port>/v1`
+    pub base_url: String,
+}
+
+pub async fn start(replies: Vec<Reply>) -> Server {
+    let script = Arc::new(Script {
+        replies: Mutex::new(replies.into()),
+        ..Script::default()
+    });
+    let app = axum::Router::new()
+        .route("/v1/chat/completions", post(completions))
+        .with_state(script.clone());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    Server {
+        script,
+        base_url: format!("http://{address}/v1"),
+    }
+}
+
+/// The episode ids a distill prompt lists (`- [id] (date) content`).
+pub fn episode_ids(prompt: &str) -> Vec<String> {
+    prompt
+        .lines()
+        .filter_map(|line| line.strip_prefix("- ["))
+        .filter_map(|rest| rest.split_once(']'))
+        .map(|(id, _)| id.to_owned())
+        .collect()
+}
+
+async fn completions(State(script): State<Arc<Script>>, Json(body): Json<Value>) -> Response {
+    let prompt = body["messages"][0]["content"]
+        .as_str()
+        .unwrap_or("")
+        .to_owned();
+    script.requests.lock().unwrap().push(body);
+    let next = script.replies.lock().unwrap().pop_front();
+    let mut reply = next
+        .or_else(|| script.fallback.lock().unwrap().clone())
+        .expect("the test scripted fewer replies than the client asked for");
+    while let Reply::From(decide) = reply {
+        reply = decide(&prompt);
+    }
+    let content = match reply {
+        Reply::Error(status) => {
+            let error = json!({"error": {"message": format!("scripted {status}"),
+                "type": "server_error", "param": null, "code": null}});
+            return (StatusCode::from_u16(status).unwrap(), Json(error)).into_response();
+        }
+        Reply::Slow(wait, content) => {
+            tokio::time::sleep(wait).await;
+            content
+        }
+        Reply::Content(content) => content,
+        Reply::From(_) => unreachable!(),
+    };
+    Json(json!({
+        "id": "chatcmpl-1", "object": "chat.completion", "created": 1_717_200_000,
+        "model": "scripted",
+        "choices": [{"index": 0, "finish_reason": "stop",
+                     "message": {"role": "assistant", "content": content}}],
+        "usage": {"prompt_tokens": 120, "completion_tokens": 30, "total_tokens": 150}
+    }))
+    .into_response()
+}
