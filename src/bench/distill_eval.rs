@@ -56,7 +56,12 @@ pub struct DistillEvalReport {
     pub load_seconds: f64,
     pub distill_seconds: f64,
     pub per_conversation: Vec<Value>,
+    /// A few candidates, to see what the numbers mean.
+    pub examples: Vec<Value>,
 }
+
+/// Candidates shown in the report.
+const EXAMPLES: usize = 12;
 
 struct Turn {
     dia_id: String,
@@ -197,6 +202,7 @@ pub async fn distill_eval(
         load_seconds,
         distill_seconds,
         per_conversation: vec![],
+        examples: vec![],
     };
     let mut sources_total = 0;
     for conversation in &conversations {
@@ -216,8 +222,17 @@ pub async fn distill_eval(
                 .iter()
                 .filter_map(|id| dia_of.get(id).map(String::as_str))
                 .collect();
-            if turns.iter().any(|t| evidence.contains(t)) {
+            let on_evidence = turns.iter().any(|t| evidence.contains(t));
+            if on_evidence {
                 report.candidates_on_evidence += 1;
+            }
+            if report.examples.len() < EXAMPLES {
+                report.examples.push(json!({
+                    "conversation": conversation.namespace,
+                    "content": candidate.content.chars().take(200).collect::<String>(),
+                    "sources": turns,
+                    "on_evidence": on_evidence,
+                }));
             }
             supported.extend(turns);
         }

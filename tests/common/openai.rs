@@ -3,6 +3,7 @@
 //! takes the next scripted reply; with the script empty, the fallback (if any) answers.
 
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -38,6 +39,8 @@ pub struct Script {
     fallback: Mutex<Option<Reply>>,
     /// Every request body, in arrival order.
     pub requests: Mutex<Vec<Value>>,
+    in_flight: AtomicUsize,
+    max_in_flight: AtomicUsize,
 }
 
 impl Script {
@@ -47,6 +50,11 @@ impl Script {
 
     pub fn set_fallback(&self, reply: Reply) {
         *self.fallback.lock().unwrap() = Some(reply);
+    }
+
+    /// The most requests the server was answering at one time.
+    pub fn max_in_flight(&self) -> usize {
+        self.max_in_flight.load(Ordering::SeqCst)
     }
 
     pub fn request_count(&self) -> usize {
@@ -102,7 +110,25 @@ pub fn episode_ids(prompt: &str) -> Vec<String> {
         .collect()
 }
 
+/// Counts a request in flight until dropped (also when the client hangs up mid-reply).
+struct InFlight(Arc<Script>);
+
+impl InFlight {
+    fn enter(script: &Arc<Script>) -> Self {
+        let now = script.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+        script.max_in_flight.fetch_max(now, Ordering::SeqCst);
+        InFlight(script.clone())
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.in_flight.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
 async fn completions(State(script): State<Arc<Script>>, Json(body): Json<Value>) -> Response {
+    let _in_flight = InFlight::enter(&script);
     let prompt = body["messages"][0]["content"]
         .as_str()
         .unwrap_or("")
