@@ -67,25 +67,15 @@ pub(super) async fn draft(
                     .into_iter()
                     .zip(vectors)
                     .map(|(d, embedding)| Candidate {
-                        id: Uuid::now_v7(),
-                        namespace: episodes[work.members[0]].namespace.clone(),
                         content: d.content,
                         entity: d.entity,
                         attribute: d.attribute,
                         confidence: d.confidence,
                         source_ids: d.source_ids,
-                        fingerprint: work.fingerprint.clone(),
-                        method: DistillMethod::Llm,
                         model: Some(llm.model().to_owned()),
                         prompt_version: Some(llm.prompt_version().to_owned()),
-                        status: CandidateStatus::Pending,
-                        reviewer: None,
-                        reviewed_at: None,
-                        note: None,
-                        memory_id: None,
-                        created_at: now,
-                        updated_at: now,
                         embedding,
+                        ..pending(work, episodes, DistillMethod::Llm, now)
                     })
                     .collect()),
                 Ok(vectors) => Err(format!(
@@ -123,15 +113,31 @@ fn extractive(
         / members.len() as f32;
     let medoid = &episodes[centre];
     Ok(Candidate {
-        id: Uuid::now_v7(),
-        namespace: medoid.namespace.clone(),
         content: medoid.content.clone(),
-        entity: None,
-        attribute: None,
         confidence: f64::from(cohesion.clamp(0.0, 1.0)),
         source_ids: work.ids.clone(),
+        embedding: medoid.embedding.clone(),
+        ..pending(work, episodes, DistillMethod::Extractive, now)
+    })
+}
+
+/// A new pending candidate of `work`'s cluster, before the draft's own fields are filled in.
+fn pending(
+    work: &Work,
+    episodes: &[Memory],
+    method: DistillMethod,
+    now: DateTime<Utc>,
+) -> Candidate {
+    Candidate {
+        id: Uuid::now_v7(),
+        namespace: episodes[work.members[0]].namespace.clone(),
+        content: String::new(),
+        entity: None,
+        attribute: None,
+        confidence: 0.0,
+        source_ids: vec![],
         fingerprint: work.fingerprint.clone(),
-        method: DistillMethod::Extractive,
+        method,
         model: None,
         prompt_version: None,
         status: CandidateStatus::Pending,
@@ -141,6 +147,6 @@ fn extractive(
         memory_id: None,
         created_at: now,
         updated_at: now,
-        embedding: medoid.embedding.clone(),
-    })
+        embedding: vec![],
+    }
 }
