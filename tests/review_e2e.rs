@@ -41,11 +41,13 @@ async fn episodes_over_mcp_become_a_reviewed_semantic_memory_with_provenance() {
     }));
     let data = tempfile::tempdir().unwrap();
     let jobs = tempfile::tempdir().unwrap();
+    let token = "review-e2e-token-0123456789";
     let envs = [
         ("HINDSIGHT_LLM_BASE_URL", llm.base_url.as_str()),
         ("HINDSIGHT_LLM_MODEL", "scripted-model"),
         ("HINDSIGHT_LLM_API_KEY", "sk-test-secret"),
         ("HINDSIGHT_JOBS_DIR", jobs.path().to_str().unwrap()),
+        ("HINDSIGHT_AUTH_TOKEN", token),
     ];
     let daemon = Daemon::start(data.path(), &envs).await;
     let client = common::http_client(&daemon.endpoint).await;
@@ -96,11 +98,19 @@ async fn episodes_over_mcp_become_a_reviewed_semantic_memory_with_provenance() {
     assert_eq!(episodes.len(), 5, "{shown}");
     assert!(episodes.iter().all(|e| EPISODES[..5].contains(e)));
 
-    // The review API refuses bad input naming the field, and changes nothing.
+    // The review API wants the bearer token, refuses bad input naming the field, and changes
+    // nothing.
     let http = reqwest::Client::new();
     let base = daemon.base_url();
     let response = http
+        .get(format!("{base}/api/candidates"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 401);
+    let response = http
         .get(format!("{base}/api/candidates?status=maybe"))
+        .bearer_auth(token)
         .send()
         .await
         .unwrap();
@@ -109,6 +119,7 @@ async fn episodes_over_mcp_become_a_reviewed_semantic_memory_with_provenance() {
     assert!(body["error"].as_str().unwrap().contains("status"), "{body}");
     let response = http
         .post(format!("{base}/api/candidates/{id}/reject"))
+        .bearer_auth(token)
         .json(&json!({"note": ""}))
         .send()
         .await
@@ -118,6 +129,7 @@ async fn episodes_over_mcp_become_a_reviewed_semantic_memory_with_provenance() {
     assert!(body["error"].as_str().unwrap().contains("note"), "{body}");
     let response = http
         .post(format!("{base}/api/candidates/not-an-id/approve"))
+        .bearer_auth(token)
         .send()
         .await
         .unwrap();
@@ -159,6 +171,7 @@ async fn episodes_over_mcp_become_a_reviewed_semantic_memory_with_provenance() {
         .get(format!(
             "{base}/api/candidates?status=approved&namespace=ana"
         ))
+        .bearer_auth(token)
         .send()
         .await
         .unwrap()

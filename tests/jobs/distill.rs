@@ -619,3 +619,53 @@ pub async fn candidates_are_approved_through_the_write_path_and_rejected_with_a_
     assert_eq!(detail.episodes.len(), 3);
     assert!(detail.missing_episodes.is_empty());
 }
+
+/// A stopping daemon does not wait for model calls in flight: the run stops at once, writes
+/// nothing for the clusters whose drafts had not come back, and the next run drafts them.
+pub async fn distill_stops_without_waiting_for_the_model(f: Fixture) {
+    use common::openai::Reply;
+    let sales = theme(&f, SALES, 4).await;
+    let server = common::openai::start(vec![]).await;
+    server.script.set_fallback(Reply::from_prompt(|prompt| {
+        let ids = common::openai::episode_ids(prompt);
+        Reply::Slow(
+            StdDuration::from_secs(20),
+            json!([{"content": "The user wants sources cited.", "confidence": 0.9,
+                    "source_ids": ids}])
+            .to_string(),
+        )
+    }));
+    let (_c, job) = llm_distill(&server.base_url, 1, 1_000_000, "");
+    let runner = f.runner(vec![("distill", job.clone(), 1000)]);
+    let running = {
+        let runner = runner.clone();
+        tokio::spawn(async move { runner.run_now("distill", false, None).await })
+    };
+    while server.script.request_count() == 0 {
+        tokio::time::sleep(StdDuration::from_millis(20)).await;
+    }
+    let asked = std::time::Instant::now();
+    runner.stop_now();
+    let (_, status, stats) = ran(running.await.unwrap().unwrap());
+    assert!(
+        asked.elapsed() < StdDuration::from_secs(15),
+        "the run did not wait for the 20 s reply"
+    );
+    assert_eq!(status, RunStatus::Ok, "{stats:?}");
+    assert!(stats.stopped_early, "{stats:?}");
+    assert!(f.db.candidates(None, None, 10).await.unwrap().is_empty());
+
+    // The next run (a fresh runner; the model answers at once now) drafts the cluster.
+    server.script.set_fallback(Reply::from_prompt(|prompt| {
+        drafts_reply(prompt, "The user wants sources cited.", 0.9, 4)
+    }));
+    let runner = f.runner(vec![("distill", job, 1000)]);
+    let (_, _, again) = ran(runner.run_now("distill", false, None).await.unwrap());
+    assert_eq!(details(&again, "candidates_created"), 1, "{again:?}");
+    let candidate = &f.db.candidates(None, None, 10).await.unwrap()[0];
+    let mut sources = candidate.source_ids.clone();
+    sources.sort();
+    let mut expected = sales;
+    expected.sort();
+    assert_eq!(sources, expected);
+}

@@ -255,11 +255,16 @@ impl Distill {
                 (work, drafting)
             })
             .buffered(concurrency);
-        while let Some((work, drafting)) = drafting.next().await {
-            if ctx.cancel.is_cancelled() {
-                // The clusters written so far are done; the rest come back next run.
-                return Ok(false);
-            }
+        loop {
+            // A stopping daemon does not wait for model calls in flight (up to
+            // `llm_timeout_secs`): they are dropped, and their clusters, like the rest, come back
+            // next run. The clusters written so far are done.
+            let next = tokio::select! {
+                biased;
+                _ = ctx.cancel.cancelled() => return Ok(false),
+                next = drafting.next() => next,
+            };
+            let Some((work, drafting)) = next else { break };
             let candidates = match drafting {
                 Drafting::Deferred => {
                     tally.deferred += 1;
