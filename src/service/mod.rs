@@ -177,7 +177,7 @@ impl MemoryService {
         &self.rules
     }
 
-    fn ensure_embedder_matches(&self) -> Result<(), ServiceError> {
+    pub(crate) fn ensure_embedder_matches(&self) -> Result<(), ServiceError> {
         match &self.mismatch {
             None => Ok(()),
             Some(stored) => Err(ServiceError::EmbedderMismatch {

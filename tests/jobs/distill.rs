@@ -669,3 +669,43 @@ pub async fn distill_stops_without_waiting_for_the_model(f: Fixture) {
     expected.sort();
     assert_eq!(sources, expected);
 }
+
+/// After an embedder change the drafts could not be compared with the stored vectors: the run
+/// fails, saying what to do, and writes nothing.
+pub async fn distill_refuses_to_run_after_an_embedder_change(f: Fixture) {
+    theme(&f, SALES, 4).await;
+    f.db.meta_set(
+        hindsight::service::EMBEDDER_META_KEY,
+        "another-embedder/768",
+    )
+    .await
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let embedder: Arc<dyn Embedder> = Arc::new(BuiltinEmbedder::new());
+    let index = common::open_index(dir.path(), embedder.dimension()).await;
+    let store: Arc<dyn MemoryStore> = f.db.clone();
+    let service = Arc::new(
+        MemoryService::start(store, index, embedder, Rules::default())
+            .await
+            .unwrap(),
+    );
+    let config = tempfile::tempdir().unwrap();
+    let distill = load_job(config.path(), "distill", Some("cron = \"0 0 4 * * *\"\n"));
+    let mut settings = distill.settings.clone();
+    settings.batch_size = 1000;
+    let runner = Runner::new(
+        vec![ConfiguredJob {
+            settings,
+            job: distill.job,
+        }],
+        service.clone(),
+        f.db.clone(),
+        true,
+        service.metrics().clone(),
+    );
+    let (_, status, stats) = ran(runner.run_now("distill", false, None).await.unwrap());
+    assert_eq!(status, RunStatus::Failed, "{stats:?}");
+    let error = stats.details["error"].as_str().unwrap();
+    assert!(error.contains("hindsight reindex"), "{error}");
+    assert!(f.db.candidates(None, None, 10).await.unwrap().is_empty());
+}

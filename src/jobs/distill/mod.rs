@@ -147,6 +147,9 @@ struct Tally {
 #[async_trait]
 impl Job for Distill {
     async fn run(&self, ctx: &JobContext) -> Result<JobStats, JobError> {
+        // Drafts are embedded with the configured embedder and compared with stored vectors:
+        // after an embedder change, only `hindsight reindex` makes them comparable again.
+        ctx.service.ensure_embedder_matches()?;
         let now = Utc::now();
         let since = now - self.window;
         let mut stats = JobStats {
