@@ -29,8 +29,9 @@ pub struct ConfiguredJob {
 }
 
 /// Load `dir/<name>.toml` for every known job (defaults where there is no file) and build the
-/// jobs, with what they share from the daemon's configuration (`env`). Any bad file or parameter fails the whole load, naming the file and the key. A file
-/// naming no known job is refused too: it is most likely a typo.
+/// jobs, with what they share from the daemon's configuration (`env`). Any bad file or
+/// parameter fails the whole load, naming the file and the key. A file naming no known job is
+/// refused too: it is most likely a typo.
 pub fn load_jobs(dir: &Path, env: &JobEnv) -> Result<Vec<ConfiguredJob>, JobConfigError> {
     if let Ok(entries) = std::fs::read_dir(dir) {
         for entry in entries.flatten() {
