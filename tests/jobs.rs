@@ -847,6 +847,7 @@ macro_rules! jobs_suite {
                 candidates_are_approved_through_the_write_path_and_rejected_with_a_note,
                 distill_stops_without_waiting_for_the_model,
                 distill_refuses_to_run_after_an_embedder_change,
+                distill_stops_calling_an_unreachable_model,
                 one_run_per_tick_and_never_two_at_once,
                 a_failed_run_is_recorded_with_its_error,
                 start_catches_up_once_and_stop_waits_for_the_running_batch,

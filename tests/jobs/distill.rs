@@ -148,6 +148,7 @@ const DEPLOY: &str =
 const MEETINGS: &str =
     "the user prefers meetings scheduled after ten in the morning on weekdays only";
 const WEATHER: &str = "the user mentioned the weather forecast for the weekend trip to the coast";
+const INVOICES: &str = "the user archived old invoices into the finance shared drive folder";
 
 /// `n` episodes of one theme, 5 hours old; their ids.
 async fn theme(f: &Fixture, text: &str, n: usize) -> Vec<MemoryId> {
@@ -708,4 +709,37 @@ pub async fn distill_refuses_to_run_after_an_embedder_change(f: Fixture) {
     let error = stats.details["error"].as_str().unwrap();
     assert!(error.contains("hindsight reindex"), "{error}");
     assert!(f.db.candidates(None, None, 10).await.unwrap().is_empty());
+}
+
+/// An endpoint that keeps failing is not asked once per cluster: after three failures in a row
+/// the run leaves the remaining clusters for the next run and says so.
+pub async fn distill_stops_calling_an_unreachable_model(f: Fixture) {
+    use common::openai::Reply;
+    for text in [SALES, DEPLOY, MEETINGS, WEATHER, INVOICES] {
+        theme(&f, text, 4).await;
+    }
+    let server = common::openai::start(vec![]).await;
+    server.script.set_fallback(Reply::Error(401));
+    let (_c, job) = llm_distill(&server.base_url, 1, 1_000_000, "");
+    let runner = f.runner(vec![("distill", job, 1000)]);
+    let (_, status, stats) = ran(runner.run_now("distill", false, None).await.unwrap());
+    assert_eq!(status, RunStatus::Ok, "{stats:?}");
+    assert_eq!(details(&stats, "clusters"), 5);
+    assert_eq!(details(&stats, "llm_calls"), 3, "{stats:?}");
+    assert_eq!(server.script.request_count(), 3);
+    assert_eq!(details(&stats, "clusters_failed"), 3);
+    assert_eq!(details(&stats, "clusters_deferred"), 2);
+    assert_eq!(stats.details["llm_unreachable"], json!(true));
+
+    // Back up: every cluster is drafted.
+    server.script.set_fallback(Reply::from_prompt(|prompt| {
+        let theme = [SALES, DEPLOY, MEETINGS, WEATHER, INVOICES]
+            .iter()
+            .position(|t| prompt.contains(t))
+            .unwrap();
+        drafts_reply(prompt, &format!("Recurring habit number {theme}."), 0.8, 4)
+    }));
+    let (_, _, again) = ran(runner.run_now("distill", false, None).await.unwrap());
+    assert_eq!(details(&again, "candidates_created"), 5, "{again:?}");
+    assert_eq!(again.details["llm_unreachable"], json!(false));
 }

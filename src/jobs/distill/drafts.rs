@@ -7,14 +7,15 @@ use uuid::Uuid;
 use super::{Budget, Work};
 use crate::distill::cluster::centroid_medoid;
 use crate::distill::draft::EpisodeLine;
-use crate::distill::drafter::LlmDrafter;
+use crate::distill::drafter::{DraftFailure, LlmDrafter};
 use crate::domain::Memory;
 use crate::embed::cosine;
 use crate::jobs::{JobContext, JobError};
 use crate::store::{Candidate, CandidateStatus, DistillMethod};
 
 pub(super) enum Drafting {
-    /// The run's token budget is spent: the cluster waits for the next run.
+    /// The run's token budget is spent, or the endpoint is unreachable: the cluster waits for
+    /// the next run.
     Deferred,
     Drafted {
         /// The cluster's candidates (none: nothing durable in it), or why drafting failed.
@@ -58,6 +59,8 @@ pub(super) async fn draft(
         .collect();
     let drafted = llm.draft(&lines).await;
     budget.spend(drafted.tokens_in + drafted.tokens_out);
+    // A reply that broke the schema still came from a reachable endpoint.
+    budget.answered(!matches!(drafted.result, Err(DraftFailure::Llm(_))));
     let result = match drafted.result {
         Ok(drafts) if drafts.is_empty() => Ok(vec![]),
         Ok(drafts) => {

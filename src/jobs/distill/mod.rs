@@ -13,7 +13,7 @@ mod drafts;
 mod known;
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 use async_trait::async_trait;
 use chrono::{DateTime, Duration, Utc};
@@ -110,20 +110,49 @@ struct Work {
     fingerprint: String,
 }
 
-/// Tokens one run may still spend on the model (shared by its concurrent calls: a run can
-/// overshoot by the calls already in flight when the budget runs out, never more).
+/// What one run may still ask of the model, shared by its concurrent calls: tokens (a run can
+/// overshoot by the calls already in flight when the budget runs out, never more), and a
+/// circuit breaker: after `UNREACHABLE_AFTER` calls in a row fail at the endpoint (down,
+/// refusing, timing out, a bad key), the rest of the run's clusters wait for the next run
+/// instead of each waiting out its own timeouts and retries.
 struct Budget {
     limit: u64,
     spent: AtomicU64,
+    failures_in_a_row: AtomicU32,
 }
 
+/// Endpoint failures in a row after which a run stops calling the model.
+const UNREACHABLE_AFTER: u32 = 3;
+
 impl Budget {
+    fn new(limit: u64) -> Self {
+        Self {
+            limit,
+            spent: AtomicU64::new(0),
+            failures_in_a_row: AtomicU32::new(0),
+        }
+    }
+
+    /// No more calls this run: out of tokens, or the endpoint looks unreachable.
     fn exhausted(&self) -> bool {
-        self.spent.load(Ordering::Relaxed) >= self.limit
+        self.spent.load(Ordering::Relaxed) >= self.limit || self.unreachable()
+    }
+
+    fn unreachable(&self) -> bool {
+        self.failures_in_a_row.load(Ordering::Relaxed) >= UNREACHABLE_AFTER
     }
 
     fn spend(&self, tokens: u64) {
         self.spent.fetch_add(tokens, Ordering::Relaxed);
+    }
+
+    /// The endpoint answered (`true`) or failed (`false`).
+    fn answered(&self, ok: bool) {
+        if ok {
+            self.failures_in_a_row.store(0, Ordering::Relaxed);
+        } else {
+            self.failures_in_a_row.fetch_add(1, Ordering::Relaxed);
+        }
     }
 }
 
@@ -156,10 +185,7 @@ impl Job for Distill {
             dry_run: ctx.dry_run,
             ..JobStats::default()
         };
-        let budget = Budget {
-            limit: self.llm.as_ref().map_or(u64::MAX, |llm| llm.token_budget),
-            spent: AtomicU64::new(0),
-        };
+        let budget = Budget::new(self.llm.as_ref().map_or(u64::MAX, |llm| llm.token_budget));
         let mut tally = Tally::default();
         for namespace in ctx.db.distill_namespaces(since).await? {
             if ctx.cancel.is_cancelled() {
@@ -194,6 +220,9 @@ impl Job for Distill {
         ] {
             stats.details.insert(key.into(), json!(value));
         }
+        stats
+            .details
+            .insert("llm_unreachable".into(), json!(budget.unreachable()));
         stats.details.insert(
             "method".into(),
             json!(if self.llm.is_some() {
