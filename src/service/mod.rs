@@ -28,6 +28,7 @@ use crate::store::{MemoryStore, StoreError, StoreLock};
 pub use maintenance::{EMBEDDER_META_KEY, ReindexProgress};
 pub use requests::{Args, ForgetRequest, SearchRequest, WriteRequest};
 pub use responses::{ForgetResult, SearchHit, SearchResult, WriteResult, WriteStatus};
+pub(crate) use write::same_fact_or_unkeyed;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ServiceError {

@@ -65,12 +65,38 @@ impl MemoryService {
         valid: &ValidWrite,
         embedding: &[f32],
     ) -> Result<Option<Memory>, ServiceError> {
+        let threshold = self.rules.dedup_threshold;
+        Ok(self
+            .active_neighbours(
+                valid.namespace.as_str(),
+                valid.memory_type,
+                embedding,
+                threshold - 0.01,
+            )
+            .await?
+            .into_iter()
+            .filter(|(sim, _)| *sim > threshold)
+            .find(|(_, m)| same_fact_or_unkeyed(&valid.entity, &valid.attribute, m))
+            .map(|(_, m)| m))
+    }
+
+    /// Active, unexpired memories of `namespace` and `memory_type` near `vector`, with their
+    /// exact cosine on the stored vectors, best first. The index may be approximate: it only
+    /// shortlists its nearest few scoring above `floor`; the rows decide. The write path's
+    /// dedup and the distill job's dedup against semantic memories both ask this.
+    pub(crate) async fn active_neighbours(
+        &self,
+        namespace: &str,
+        memory_type: MemoryType,
+        vector: &[f32],
+        floor: f64,
+    ) -> Result<Vec<(f64, Memory)>, ServiceError> {
         let hits = self
             .index
             .search(IndexQuery {
-                vector: embedding.to_vec(),
-                namespace: valid.namespace.as_str().to_owned(),
-                memory_types: vec![valid.memory_type],
+                vector: vector.to_vec(),
+                namespace: namespace.to_owned(),
+                memory_types: vec![memory_type],
                 statuses: vec![Status::Active],
                 created_from: None,
                 created_to: None,
@@ -79,14 +105,14 @@ impl MemoryService {
             .await?;
         let ids: Vec<_> = hits
             .iter()
-            .filter(|h| f64::from(h.score) > self.rules.dedup_threshold - 0.01)
+            .filter(|h| f64::from(h.score) > floor)
             .map(|h| h.id)
             .collect();
         if ids.is_empty() {
-            return Ok(None);
+            return Ok(vec![]);
         }
         let now = Utc::now();
-        let mut candidates: Vec<(f64, Memory)> = self
+        let mut neighbours: Vec<(f64, Memory)> = self
             .store
             .get_many(&ids)
             .await?
@@ -94,16 +120,13 @@ impl MemoryService {
             .filter(|m| {
                 m.status == Status::Active
                     && !m.is_expired_at(now)
-                    && m.namespace == valid.namespace.as_str()
-                    && m.memory_type == valid.memory_type
+                    && m.namespace == namespace
+                    && m.memory_type == memory_type
             })
-            // Exact cosine on the stored vectors: the index may be approximate.
-            .map(|m| (f64::from(cosine(&m.embedding, embedding)), m))
-            .filter(|(sim, _)| *sim > self.rules.dedup_threshold)
-            .filter(|(_, m)| same_fact_or_unkeyed(valid, m))
+            .map(|m| (f64::from(cosine(&m.embedding, vector)), m))
             .collect();
-        candidates.sort_by(|a, b| b.0.total_cmp(&a.0));
-        Ok(candidates.into_iter().next().map(|(_, m)| m))
+        neighbours.sort_by(|a, b| b.0.total_cmp(&a.0));
+        Ok(neighbours)
     }
 
     async fn merge_into(
@@ -201,11 +224,13 @@ impl MemoryService {
 
 /// A near-duplicate only merges when it is not a different keyed fact: "user.city = Paris" must
 /// not swallow "user.hometown = Paris" however similar the sentences are.
-fn same_fact_or_unkeyed(valid: &ValidWrite, existing: &Memory) -> bool {
-    match (&valid.entity, &valid.attribute) {
-        (Some(_), Some(_)) => {
-            existing.entity == valid.entity && existing.attribute == valid.attribute
-        }
+pub(crate) fn same_fact_or_unkeyed(
+    entity: &Option<String>,
+    attribute: &Option<String>,
+    existing: &Memory,
+) -> bool {
+    match (entity, attribute) {
+        (Some(_), Some(_)) => existing.entity == *entity && existing.attribute == *attribute,
         _ => true,
     }
 }

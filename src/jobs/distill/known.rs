@@ -2,15 +2,12 @@
 //! candidates (held in memory for the run, with the drafts it creates) and its active
 //! semantic memories (asked of the vector index, confirmed on the stored vectors).
 
-use crate::domain::{MemoryId, MemoryType, Status};
+use crate::domain::{MemoryId, MemoryType};
 use crate::embed::cosine;
-use crate::index::IndexQuery;
 use crate::jobs::{JobContext, JobError};
-use crate::service::ServiceError;
+use crate::service::same_fact_or_unkeyed;
 use crate::store::{Candidate, CandidateId, CandidateStatus};
 
-/// How many nearest semantic memories a draft is compared with.
-const NEIGHBOURS: usize = 5;
 /// Candidates loaded per status and namespace.
 const MAX_KNOWN: i64 = 100_000;
 
@@ -71,47 +68,19 @@ impl Known {
         namespace: &str,
         draft: &Candidate,
     ) -> Result<Option<MemoryId>, JobError> {
-        let hits = ctx
-            .service
-            .index()
-            .search(IndexQuery {
-                vector: draft.embedding.clone(),
-                namespace: namespace.to_owned(),
-                memory_types: vec![MemoryType::Semantic],
-                statuses: vec![Status::Active],
-                created_from: None,
-                created_to: None,
-                limit: NEIGHBOURS,
-            })
-            .await
-            .map_err(ServiceError::from)?;
-        // The index may be approximate: shortlist generously, decide on the stored vectors.
-        let ids: Vec<MemoryId> = hits
-            .iter()
-            .filter(|h| h.score >= self.threshold - 0.01)
-            .map(|h| h.id)
-            .collect();
-        if ids.is_empty() {
-            return Ok(None);
-        }
-        let keyed = draft.entity.is_some() && draft.attribute.is_some();
-        let now = chrono::Utc::now();
+        let threshold = f64::from(self.threshold);
         Ok(ctx
             .service
-            .store()
-            .get_many(&ids)
+            .active_neighbours(
+                namespace,
+                MemoryType::Semantic,
+                &draft.embedding,
+                threshold - 0.01,
+            )
             .await?
             .into_iter()
-            .filter(|m| {
-                m.status == Status::Active
-                    && !m.is_expired_at(now)
-                    && m.memory_type == MemoryType::Semantic
-                    && m.namespace == namespace
-                    && (!keyed || (m.entity == draft.entity && m.attribute == draft.attribute))
-            })
-            .map(|m| (m.id, cosine(&m.embedding, &draft.embedding)))
-            .filter(|(_, similarity)| *similarity >= self.threshold)
-            .max_by(|a, b| a.1.total_cmp(&b.1))
-            .map(|(id, _)| id))
+            .filter(|(similarity, _)| *similarity >= threshold)
+            .find(|(_, m)| same_fact_or_unkeyed(&draft.entity, &draft.attribute, m))
+            .map(|(_, m)| m.id))
     }
 }

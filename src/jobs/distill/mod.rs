@@ -260,8 +260,9 @@ impl Distill {
         let clustering = clustering?;
         tally.noise += clustering.noise.len() as u64;
         tally.clusters += clustering.clusters.len() as u64;
-        if ctx.dry_run {
-            // A dry run reports the clusters; drafting them would spend model tokens.
+        if ctx.dry_run || clustering.clusters.is_empty() {
+            // A dry run reports the clusters; drafting them would spend model tokens. Without
+            // clusters there is nothing to compare with what is known.
             return Ok(true);
         }
         let mut known = Known::load(ctx, namespace, self.dedup_cosine).await?;
