@@ -147,9 +147,13 @@ settings! {
     qdrant_timeout_secs: u64 = 10,
     /// Bearer token required on HTTP when set (and required to listen beyond loopback).
     auth_token: Option<String> = None,
-    /// Host headers accepted on /mcp (DNS-rebinding protection). Add the name clients use when
-    /// the daemon runs behind a proxy or in a container, e.g. `hindsight` or `memory.example.com`.
+    /// Host headers accepted on every route (DNS-rebinding protection): `name` (any port) or
+    /// `name:port`. Add the name clients use when the daemon runs behind a proxy or in a
+    /// container, e.g. `hindsight` or `memory.example.com`.
     allowed_hosts: Vec<String> = vec!["localhost".to_owned(), "127.0.0.1".to_owned(), "::1".to_owned()],
+    /// Browser origins besides the daemon's own allowed to call it (`http://localhost:6274`,
+    /// a browser MCP client); every other cross-site request is refused.
+    allowed_origins: Vec<String> = Vec::new(),
     embedder: EmbedderKind = EmbedderKind::Builtin,
     embed_base_url: Option<String> = None,
     embed_model: Option<String> = None,
@@ -369,6 +373,18 @@ impl Settings {
                 "allowed_hosts",
                 "must list at least one host name".to_owned(),
             );
+        }
+        for host in &self.allowed_hosts {
+            crate::origin::HostPort::parse(host).map_err(|e| ConfigError::Invalid {
+                key: "allowed_hosts",
+                message: format!("{e} (entries are name or name:port)"),
+            })?;
+        }
+        for origin in &self.allowed_origins {
+            crate::origin::WebOrigin::parse(origin).map_err(|e| ConfigError::Invalid {
+                key: "allowed_origins",
+                message: e,
+            })?;
         }
         if self.embedder == EmbedderKind::Openai {
             if self.embed_base_url.is_none() {
@@ -630,6 +646,35 @@ mod tests {
         )
         .unwrap();
         assert_eq!(ok.allowed_hosts, vec!["localhost", "hindsight"]);
+    }
+
+    #[test]
+    fn allow_list_entries_that_could_never_match_are_refused() {
+        for (key, env_name, value) in [
+            (
+                "allowed_hosts",
+                "HINDSIGHT_ALLOWED_HOSTS",
+                "localhost,http://hindsight",
+            ),
+            (
+                "allowed_origins",
+                "HINDSIGHT_ALLOWED_ORIGINS",
+                "localhost:6274",
+            ),
+            ("allowed_origins", "HINDSIGHT_ALLOWED_ORIGINS", "null"),
+        ] {
+            let err = Settings::load(None, env(&[(env_name, value)]), Layer::default())
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains(key), "{value}: {err}");
+        }
+        let ok = Settings::load(
+            None,
+            env(&[("HINDSIGHT_ALLOWED_ORIGINS", "http://localhost:6274")]),
+            Layer::default(),
+        )
+        .unwrap();
+        assert_eq!(ok.allowed_origins, vec!["http://localhost:6274"]);
     }
 
     #[test]

@@ -13,6 +13,7 @@ pub mod lexical;
 pub mod lock;
 pub mod mcp;
 pub mod metrics;
+pub mod origin;
 pub mod service;
 pub mod startup;
 pub mod store;

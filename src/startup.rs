@@ -250,16 +250,10 @@ pub async fn serve_http(
     runner: Option<Arc<Runner>>,
     listener: TcpListener,
     auth_token: Option<String>,
-    allowed_hosts: Vec<String>,
+    guard: crate::http::BrowserGuard,
     shutdown: CancellationToken,
 ) -> Result<(), StartupError> {
-    let app = crate::http::router(
-        service.clone(),
-        runner,
-        auth_token,
-        allowed_hosts,
-        shutdown.clone(),
-    );
+    let app = crate::http::router(service.clone(), runner, auth_token, guard, shutdown.clone());
     let maintenance = tokio::spawn(index_maintenance(service.clone(), shutdown.clone()));
     let result = axum::serve(listener, app)
         .with_graceful_shutdown(shutdown.clone().cancelled_owned())
@@ -293,6 +287,21 @@ async fn index_maintenance(service: Arc<MemoryService>, shutdown: CancellationTo
     if let Err(e) = service.flush().await {
         tracing::warn!(error = %e, "final index flush failed; rows stay pending for the next start");
     }
+}
+
+/// What the HTTP guard lets through: `allowed_hosts` and `allowed_origins`, plus the address
+/// the daemon listens on when it is a specific one (the CLI reaches the daemon by that address,
+/// and a DNS-rebinding page cannot send an IP literal as its Host: its origin would then be
+/// the daemon itself).
+pub fn browser_guard(
+    settings: &Settings,
+    local: std::net::SocketAddr,
+) -> crate::http::BrowserGuard {
+    let mut hosts = settings.allowed_hosts.clone();
+    if !local.ip().is_unspecified() {
+        hosts.push(local.ip().to_string());
+    }
+    crate::http::BrowserGuard::new(&hosts, &settings.allowed_origins)
 }
 
 /// A random bearer token for the private endpoint of a stdio owner.

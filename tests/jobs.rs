@@ -1,12 +1,16 @@
 //! The job runner and its jobs, in-process, on both stores (River-style: one suite, every
 //! backend): expire, archive and restore, dry runs, one run per tick, the overlap guards,
-//! catch-up and graceful stop, capacity alerts delivered to a real HTTP receiver.
+//! catch-up and graceful stop, capacity alerts delivered to a real HTTP receiver; forgetting
+//! archived and exported memories (`jobs/forget.rs`).
 
 mod common;
 #[path = "jobs/distill.rs"]
 mod distill;
+#[path = "jobs/forget.rs"]
+mod forget;
 
 pub use distill::*;
+pub use forget::*;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -89,6 +93,19 @@ impl Fixture {
         expires_in: Option<Duration>,
         accesses: i64,
     ) -> Memory {
+        self.seed_about(content, age, expires_in, accesses, None)
+            .await
+    }
+
+    /// `seed`, with the memory about `entity`.
+    async fn seed_about(
+        &self,
+        content: &str,
+        age: Duration,
+        expires_in: Option<Duration>,
+        accesses: i64,
+        entity: Option<&str>,
+    ) -> Memory {
         let now = Utc::now();
         let embedding = self
             .service
@@ -103,7 +120,7 @@ impl Fixture {
             memory_type: MemoryType::Episodic,
             content: Content::parse(content, 1000).unwrap(),
             importance: Importance::parse(0.5).unwrap(),
-            entity: None,
+            entity: entity.map(str::to_owned),
             attribute: None,
             source: json!({"test": true}),
             metadata: json!({}),
@@ -853,6 +870,9 @@ macro_rules! jobs_suite {
                 start_catches_up_once_and_stop_waits_for_the_running_batch,
                 capacity_alerts_fire_escalate_and_resolve,
                 archive_to_a_local_directory_and_back,
+                forget_reaches_archived_rows_and_restore_never_brings_them_back,
+                forget_reaches_exported_objects_and_purge_rewrites_them,
+                a_killed_writes_staging_files_are_removed_by_the_next_run,
                 capacity_eviction_archives_the_lowest_ranked_until_under_the_limit,
             );
         }

@@ -166,6 +166,14 @@ async fn the_daemon_runs_its_schedule_serves_metrics_and_stops_cleanly() {
     let (ok, _, stderr) = cli(data.path(), jobs.path(), &["jobs", "run", "nope"]);
     assert!(!ok);
     assert!(stderr.contains("no job named \"nope\""), "{stderr}");
+    let (ok, stdout, stderr) = cli(data.path(), jobs.path(), &["archive", "purge", "--dry-run"]);
+    assert!(ok, "{stderr}");
+    let purge: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(
+        (purge["dry_run"].clone(), purge["rows_removed"].clone()),
+        (json!(true), json!(0)),
+        "{purge}"
+    );
     let (ok, stdout, _) = cli(data.path(), jobs.path(), &["jobs", "list"]);
     assert!(ok);
     let list: Value = serde_json::from_str(&stdout).unwrap();
@@ -313,30 +321,187 @@ async fn rows_in_objects(dir: &Path) -> (Vec<(String, String, String)>, usize) {
     .unwrap();
     let mut rows = Vec::new();
     let mut objects = 0;
+    for path in files_under(dir) {
+        if path.to_string_lossy().ends_with(".jsonl.gz") {
+            let key = path
+                .strip_prefix(dir)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            objects += 1;
+            for row in sink.read(&key).await.unwrap() {
+                rows.push((
+                    row.memory.id.to_string(),
+                    row.memory.status.as_str().to_owned(),
+                    row.memory.content,
+                ));
+            }
+        }
+    }
+    (rows, objects)
+}
+
+/// Every file below `dir`.
+fn files_under(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
     let mut pending = vec![dir.to_path_buf()];
     while let Some(next) = pending.pop() {
         for entry in std::fs::read_dir(&next).unwrap() {
             let path = entry.unwrap().path();
             if path.is_dir() {
                 pending.push(path);
-            } else if path.to_string_lossy().ends_with(".jsonl.gz") {
-                let key = path
-                    .strip_prefix(dir)
-                    .unwrap()
-                    .to_string_lossy()
-                    .into_owned();
-                objects += 1;
-                for row in sink.read(&key).await.unwrap() {
-                    rows.push((
-                        row.memory.id.to_string(),
-                        row.memory.status.as_str().to_owned(),
-                        row.memory.content,
-                    ));
-                }
+            } else {
+                files.push(path);
             }
         }
     }
-    (rows, objects)
+    files
+}
+
+/// `hindsight jobs run` killed (SIGKILL) in the middle of a run, with no daemon to notice: the
+/// run's heartbeat goes stale, and `jobs history` and `jobs list` apply the same rule the
+/// daemon does (marked `interrupted` once the heartbeat is `STALE_AFTER` old); the next
+/// in-process `jobs run` marks it at once, as the daemon does at start (it owns the data dir,
+/// so no run it finds `running` can be alive).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn runs_killed_under_the_cli_are_marked_interrupted_without_a_daemon() {
+    // A model that takes its time: the run is surely in the middle of a call when killed.
+    let llm = common::openai::start(vec![]).await;
+    llm.script.set_fallback(common::openai::Reply::Slow(
+        StdDuration::from_secs(120),
+        "[]".into(),
+    ));
+    let data = tempfile::tempdir().unwrap();
+    let jobs = tempfile::tempdir().unwrap();
+    let path = data.path().join("hindsight.db");
+    let db = SqliteStore::open(&path).await.unwrap();
+    let embedder = BuiltinEmbedder::new();
+    for i in 0..4 {
+        let content = format!("the user asked for the weekly metrics digest by email (time {i})");
+        let memory = NewMemory {
+            id: uuid::Uuid::now_v7(),
+            namespace: Namespace::parse("cli").unwrap(),
+            memory_type: MemoryType::Episodic,
+            content: Content::parse(&content, 1000).unwrap(),
+            importance: Importance::parse(0.5).unwrap(),
+            entity: None,
+            attribute: None,
+            source: json!(null),
+            metadata: json!({}),
+            created_at: Utc::now() - Duration::hours(1),
+            expires_at: None,
+            embedding_model: embedder.id().to_owned(),
+            embedding: embedder.embed(&[content]).await.unwrap().remove(0),
+        }
+        .into_memory();
+        db.insert(&memory).await.unwrap();
+    }
+    drop(db);
+    let envs = [
+        ("HINDSIGHT_LLM_BASE_URL", llm.base_url.as_str()),
+        ("HINDSIGHT_LLM_MODEL", "scripted-model"),
+    ];
+    // Start `jobs run distill`, wait until its model call is in flight, SIGKILL it.
+    let kill_mid_run = |calls_before: usize| {
+        let mut child = std::process::Command::new(common::binary())
+            .args(["jobs", "run", "distill", "--data-dir"])
+            .arg(data.path())
+            .env("HINDSIGHT_CONFIG", data.path().join("no-such-config.toml"))
+            .env("HINDSIGHT_JOBS_DIR", jobs.path())
+            .envs(envs)
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let script = llm.script.clone();
+        async move {
+            for _ in 0..600 {
+                if script.request_count() > calls_before {
+                    break;
+                }
+                tokio::time::sleep(StdDuration::from_millis(50)).await;
+            }
+            assert!(
+                script.request_count() > calls_before,
+                "the run reached the model"
+            );
+            child.kill().unwrap();
+            child.wait().unwrap();
+        }
+    };
+    let history = || {
+        let (ok, out, err) = cli(data.path(), jobs.path(), &["jobs", "history", "distill"]);
+        assert!(ok, "{err}");
+        serde_json::from_str::<Value>(&out).unwrap()
+    };
+
+    kill_mid_run(0).await;
+    let runs = history();
+    assert_eq!(
+        runs[0]["status"],
+        json!("running"),
+        "fresh heartbeat: {runs}"
+    );
+    // A minute and more later (the heartbeat moved back, as time passing would leave it).
+    let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", path.display()))
+        .await
+        .unwrap();
+    sqlx::query("UPDATE job_runs SET heartbeat_at = heartbeat_at - 120000")
+        .execute(&pool)
+        .await
+        .unwrap();
+    let runs = history();
+    assert_eq!(runs.as_array().unwrap().len(), 1);
+    assert_eq!(runs[0]["status"], json!("interrupted"), "{runs}");
+    let (ok, out, err) = cli(data.path(), jobs.path(), &["jobs", "list"]);
+    assert!(ok, "{err}");
+    let listed: Value = serde_json::from_str(&out).unwrap();
+    let distill = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|j| j["name"] == json!("distill"))
+        .unwrap();
+    assert_eq!(
+        distill["last_run"]["status"],
+        json!("interrupted"),
+        "{distill}"
+    );
+
+    // Killed again; this time the next in-process run (another job) notices at once.
+    kill_mid_run(llm.script.request_count()).await;
+    assert_eq!(history()[0]["status"], json!("running"));
+    let (ok, _, err) = cli(data.path(), jobs.path(), &["jobs", "run", "expire"]);
+    assert!(ok, "{err}");
+    let (ok, out, err) = cli(data.path(), jobs.path(), &["jobs", "history"]);
+    assert!(ok, "{err}");
+    let runs: Value = serde_json::from_str(&out).unwrap();
+    let statuses: Vec<(&str, &str)> = runs
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["job"].as_str().unwrap(), r["status"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        statuses,
+        vec![
+            ("expire", "ok"),
+            ("distill", "interrupted"),
+            ("distill", "interrupted")
+        ]
+    );
+    pool.close().await;
+}
+
+/// Files under `dir` named like the local object store's staging files (`<key>#<n>`).
+fn staging_files(dir: &Path) -> Vec<std::path::PathBuf> {
+    files_under(dir)
+        .into_iter()
+        .filter(|path| {
+            path.to_string_lossy()
+                .rsplit_once('#')
+                .is_some_and(|(_, n)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        })
+        .collect()
 }
 
 /// `objects`: archive to this directory (the object sink) instead of the table.
@@ -386,6 +551,8 @@ async fn crash_repeatedly_then_check(
             .unwrap();
         eprintln!("crash round {round}: killed after {wait} ms, {left} cold rows left");
     }
+    // Object writes the kills cut short leave staging files (`<key>#<n>`).
+    let left_by_kills = objects.map(|dir| staging_files(dir).len()).unwrap_or(0);
     // A last clean run finishes what the kills left.
     let daemon = Daemon::start(data, &env).await;
     for _ in 0..600 {
@@ -402,6 +569,13 @@ async fn crash_repeatedly_then_check(
         tokio::time::sleep(StdDuration::from_millis(100)).await;
     }
     assert!(daemon.stop().await.success());
+    if let Some(dir) = objects {
+        eprintln!("{left_by_kills} staging files were left by the kills");
+        assert!(
+            staging_files(dir).is_empty(),
+            "the runs after the kills removed every partial object"
+        );
+    }
 
     let live = rows(url, "memories").await;
     let mut archived = rows(url, "memories_archive").await;
@@ -648,4 +822,63 @@ async fn archive_to_s3_and_restore_through_the_cli() {
         back.iter()
             .all(|m| seeded.content[&m.id.to_string()] == m.content)
     );
+
+    // A privacy request for one of the restored memories: its hot row goes at once, its copy
+    // in the bucket when `archive purge` rewrites that object.
+    let batch = db
+        .batches(hindsight::store::BatchState::Restored, None)
+        .await
+        .unwrap()
+        .into_iter()
+        .find(|b| b.key == ns0_key)
+        .unwrap();
+    drop(db);
+    let victim = batch.ids[0].to_string();
+    let forgotten = s3(&["memory", "forget", "--id", &victim, "--hard"]);
+    assert_eq!(forgotten["forgotten"], json!(1), "{forgotten}");
+    assert_eq!(forgotten["exported"], json!(1), "{forgotten}");
+    // The object as the bucket holds it, read with credentials of its own.
+    let bucket_store = object_store::aws::AmazonS3Builder::new()
+        .with_endpoint(&endpoint)
+        .with_allow_http(true)
+        .with_access_key_id("test")
+        .with_secret_access_key("test")
+        .with_region("us-east-1")
+        .with_bucket_name(&bucket)
+        .build()
+        .unwrap();
+    let object_ids = || async {
+        use object_store::ObjectStoreExt;
+        let path = object_store::path::Path::from(format!("cold/{ns0_key}"));
+        let bytes = bucket_store
+            .get(&path)
+            .await
+            .unwrap()
+            .bytes()
+            .await
+            .unwrap();
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(&bytes[..]), &mut text)
+            .unwrap();
+        text.lines()
+            .map(|line| serde_json::from_str::<Value>(line).unwrap()["id"].clone())
+            .collect::<Vec<_>>()
+    };
+    assert!(object_ids().await.contains(&json!(victim)));
+    let dry = s3(&["archive", "purge", "--dry-run"]);
+    assert_eq!(
+        (dry["rows_removed"].clone(), dry["objects"].clone()),
+        (json!(1), json!([ns0_key])),
+        "{dry}"
+    );
+    assert!(
+        object_ids().await.contains(&json!(victim)),
+        "a dry run changes nothing"
+    );
+    let purged = s3(&["archive", "purge"]);
+    assert_eq!(purged["objects_rewritten"], json!(1), "{purged}");
+    let left = object_ids().await;
+    assert_eq!(left.len(), 2, "{left:?}");
+    assert!(!left.contains(&json!(victim)));
+    assert_eq!(s3(&["archive", "purge"])["rows_removed"], json!(0));
 }

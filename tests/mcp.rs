@@ -145,11 +145,29 @@ async fn tools_work_over_http_with_bearer_auth_and_healthz() {
     let wrong = http
         .post(&daemon.endpoint.url)
         .bearer_auth("wrong-token-0123456789")
+        .header("content-type", "application/json")
         .body("{}")
         .send()
         .await
         .unwrap();
     assert_eq!(wrong.status(), 401);
+    // The scheme is case-insensitive (RFC 9110): `bearer` and `BEARER` are the same token.
+    for scheme in ["bearer", "BEARER", "Bearer"] {
+        let response = http
+            .get(format!("{}/metrics", daemon.base_url()))
+            .header("authorization", format!("{scheme} {token}"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 200, "{scheme}");
+        let response = http
+            .get(format!("{}/metrics", daemon.base_url()))
+            .header("authorization", format!("{scheme} not-{token}"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 401, "{scheme} with a wrong token");
+    }
 
     let client = http_client(&daemon.endpoint).await;
     exercise_tools(&client).await;

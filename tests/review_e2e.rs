@@ -10,13 +10,8 @@ use common::Daemon;
 use common::openai::Reply;
 use serde_json::{Value, json};
 
-/// Five ways the user asked for the same thing, and two one-offs.
-const EPISODES: &[&str] = &[
-    "On Monday the user asked for the quarterly sales report and wanted every data source cited",
-    "The user requested the quarterly sales report again and insisted that every data source be cited",
-    "For the quarterly sales report the user asked that each data source be cited at the end",
-    "The user sent back the quarterly sales report because a data source was not cited",
-    "Again the user wanted the quarterly sales report with every data source cited in full",
+/// Two one-offs, besides the five alike (`common::ALIKE_EPISODES`).
+const ONE_OFFS: [&str; 2] = [
     "The user booked a dentist appointment for Thursday morning",
     "The office coffee machine was broken again on Wednesday",
 ];
@@ -52,7 +47,8 @@ async fn episodes_over_mcp_become_a_reviewed_semantic_memory_with_provenance() {
     let daemon = Daemon::start(data.path(), &envs).await;
     let client = common::http_client(&daemon.endpoint).await;
     let mut written = Vec::new();
-    for text in EPISODES {
+    let episodes: Vec<&str> = common::ALIKE_EPISODES.into_iter().chain(ONE_OFFS).collect();
+    for text in &episodes {
         let result = common::call_ok(
             &client,
             "memory_write",
@@ -96,7 +92,7 @@ async fn episodes_over_mcp_become_a_reviewed_semantic_memory_with_provenance() {
         .map(|e| e["content"].as_str().unwrap())
         .collect();
     assert_eq!(episodes.len(), 5, "{shown}");
-    assert!(episodes.iter().all(|e| EPISODES[..5].contains(e)));
+    assert!(episodes.iter().all(|e| common::ALIKE_EPISODES.contains(e)));
 
     // The review API wants the bearer token, refuses bad input naming the field, and changes
     // nothing.
@@ -130,6 +126,7 @@ async fn episodes_over_mcp_become_a_reviewed_semantic_memory_with_provenance() {
     let response = http
         .post(format!("{base}/api/candidates/not-an-id/approve"))
         .bearer_auth(token)
+        .json(&json!({}))
         .send()
         .await
         .unwrap();

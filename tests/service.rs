@@ -445,6 +445,93 @@ async fn expired_memories_are_never_returned() {
     assert_eq!((row.expires_at.unwrap() - row.created_at).num_hours(), 48);
 }
 
+/// The index's copy of a row can be out of step with the row (an edit made in the database,
+/// a repair still to come): search goes by the row, so the stale copy never widens the result
+/// to another namespace or type.
+#[tokio::test]
+async fn search_goes_by_the_row_not_a_stale_index_copy() {
+    let dir = tempfile::tempdir().unwrap();
+    let service = common::service(dir.path()).await;
+    let moved = service
+        .write(&WriteRequest {
+            namespace: Some("alice".into()),
+            ..write("Quarterly llama census figures for the north pasture")
+        })
+        .await
+        .unwrap()
+        .memory_id
+        .unwrap();
+    let retyped = service
+        .write(&WriteRequest {
+            namespace: Some("alice".into()),
+            memory_type: Some("episodic".into()),
+            ..write("Llama shearing happened on the north pasture")
+        })
+        .await
+        .unwrap()
+        .memory_id
+        .unwrap();
+    service.flush().await.unwrap();
+    let query = |types: Option<Vec<&str>>| SearchRequest {
+        namespace: Some("alice".into()),
+        memory_types: types.map(|t| t.into_iter().map(str::to_owned).collect()),
+        top_k: Some(10),
+        ..search("llama north pasture")
+    };
+    let ids = |r: hindsight::service::SearchResult| {
+        r.memories.into_iter().map(|m| m.id).collect::<Vec<_>>()
+    };
+    let before = ids(service
+        .search(&query(Some(vec!["episodic"])))
+        .await
+        .unwrap());
+    assert!(before.contains(&moved) && before.contains(&retyped));
+
+    // Behind the index's back: one row moves to another namespace, the other changes type.
+    let pool = sqlx::SqlitePool::connect(&format!(
+        "sqlite://{}",
+        dir.path().join("hindsight.db").display()
+    ))
+    .await
+    .unwrap();
+    sqlx::query("UPDATE memories SET namespace = 'bob' WHERE id = ?1")
+        .bind(moved.to_string())
+        .execute(&pool)
+        .await
+        .unwrap();
+    sqlx::query("UPDATE memories SET memory_type = 'semantic' WHERE id = ?1")
+        .bind(retyped.to_string())
+        .execute(&pool)
+        .await
+        .unwrap();
+    pool.close().await;
+
+    let all = service.search(&query(None)).await.unwrap();
+    assert!(
+        all.memories
+            .iter()
+            .all(|m| m.id != moved && m.namespace == "alice"),
+        "a row now in namespace bob is not returned to a search of alice: {:?}",
+        all.memories
+            .iter()
+            .map(|m| (&m.namespace, &m.content))
+            .collect::<Vec<_>>()
+    );
+    assert!(
+        ids(all).contains(&retyped),
+        "the retyped row is still alice's"
+    );
+    let episodic = ids(service
+        .search(&query(Some(vec!["episodic"])))
+        .await
+        .unwrap());
+    assert!(
+        !episodic.contains(&retyped),
+        "a row that is semantic now is not returned to a search for episodic memories"
+    );
+    assert!(!episodic.contains(&moved));
+}
+
 #[tokio::test]
 async fn forget_soft_keeps_the_row_and_hard_deletes_it() {
     let dir = tempfile::tempdir().unwrap();

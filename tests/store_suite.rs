@@ -433,7 +433,8 @@ pub async fn forget_soft_and_hard(store: &dyn Database) {
         .forget(&ForgetSelector::Id(a.id), false, Utc::now())
         .await
         .unwrap();
-    assert_eq!(ids, vec![a.id]);
+    assert_eq!(ids.hot, vec![a.id]);
+    assert_eq!(ids.ids(), vec![a.id]);
     assert_eq!(
         store.get(a.id).await.unwrap().unwrap().status,
         Status::Forgotten
@@ -455,7 +456,11 @@ pub async fn forget_soft_and_hard(store: &dyn Database) {
         created_before: None,
     });
     assert_eq!(
-        store.forget(&by_entity, false, Utc::now()).await.unwrap(),
+        store
+            .forget(&by_entity, false, Utc::now())
+            .await
+            .unwrap()
+            .ids(),
         vec![c.id]
     );
 
@@ -466,8 +471,7 @@ pub async fn forget_soft_and_hard(store: &dyn Database) {
         entity: None,
         created_before: Some(Utc::now() + Duration::seconds(5)),
     });
-    let mut hard = store.forget(&all, true, Utc::now()).await.unwrap();
-    hard.sort();
+    let hard = store.forget(&all, true, Utc::now()).await.unwrap().ids();
     let mut expected = vec![a.id, b.id, c.id];
     expected.sort();
     assert_eq!(hard, expected);
@@ -742,7 +746,8 @@ pub async fn archive_moves_cold_rows_out_and_restore_brings_them_back(store: &dy
         .forget(&ForgetSelector::Id(cold_fact.id), true, now)
         .await
         .unwrap();
-    assert_eq!(gone, vec![cold_fact.id]);
+    assert_eq!(gone.archived, vec![cold_fact.id]);
+    assert_eq!(gone.ids(), vec![cold_fact.id], "it was only in the archive");
     assert_eq!(store.count_archived().await.unwrap(), 0);
 }
 

@@ -1,4 +1,4 @@
-//! `hindsight jobs list|run|history` and `hindsight archive restore`. Reads go straight to the
+//! `hindsight jobs list|run|history` and `hindsight archive restore|purge`. Reads go straight to the
 //! database; work runs in-process when the data dir is free, or in the daemon that owns it
 //! (through its operator routes), so the process holding the data and its index does it.
 
@@ -8,7 +8,7 @@ use std::sync::Arc;
 use chrono::Utc;
 use clap::Subcommand;
 use hindsight::configuration::Settings;
-use hindsight::jobs::engine::outcome_json;
+use hindsight::jobs::engine::{interrupt_stale_runs, outcome_json};
 use hindsight::jobs::{Progress, TickOutcome};
 use hindsight::lock::{Acquired, DataDirLock, Endpoint, read_endpoint};
 use hindsight::startup;
@@ -50,6 +50,14 @@ pub enum ArchiveCommand {
         #[arg(long)]
         batch: Option<String>,
     },
+    /// Rewrite the archive objects that still hold hard-forgotten memories without them
+    /// (deleting an object left empty): for privacy requests. The archive job does this at
+    /// every run; this does it now.
+    Purge {
+        /// Report which objects would change; change nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
 }
 
 pub async fn run(settings: Settings, command: JobsCommand) -> anyhow::Result<()> {
@@ -61,6 +69,9 @@ pub async fn run(settings: Settings, command: JobsCommand) -> anyhow::Result<()>
                 "--limit: must be 1..=10000, got {limit}"
             );
             let db = startup::open_database(&settings).await?;
+            // Runs whose process died (a killed `jobs run`, with no daemon to notice) show as
+            // what they are.
+            interrupt_stale_runs(db.as_ref()).await;
             print(&json!(db.history(name.as_deref(), limit).await?))
         }
         JobsCommand::Run { name, dry_run } => run_job(settings, &name, dry_run).await,
@@ -70,6 +81,7 @@ pub async fn run(settings: Settings, command: JobsCommand) -> anyhow::Result<()>
 async fn list(settings: &Settings) -> anyhow::Result<()> {
     let jobs = startup::load_jobs(settings)?;
     let db = startup::open_database(settings).await?;
+    interrupt_stale_runs(db.as_ref()).await;
     let now = Utc::now();
     let mut rows = Vec::new();
     for job in jobs {
@@ -96,9 +108,10 @@ async fn run_job(settings: Settings, name: &str, dry_run: bool) -> anyhow::Resul
     let jobs = startup::load_jobs(&settings)?;
     let result = match DataDirLock::try_acquire(&settings.data_dir)? {
         Acquired::Owner(lock) => {
-            let (service, db) = startup::build(&settings).await?;
-            let service = Arc::new(service);
-            let runner = startup::job_runner(jobs, &service, db);
+            let runner = local_runner(&settings, jobs).await?;
+            let service = runner.service();
+            // As the daemon does at start: runs a killed process left `running` are marked.
+            runner.interrupt_dead_runs(true).await;
             let outcome = runner.run_now(name, dry_run, terminal_progress(name)).await;
             if std::io::stderr().is_terminal() {
                 eprintln!();
@@ -143,26 +156,27 @@ async fn run_job(settings: Settings, name: &str, dry_run: bool) -> anyhow::Resul
 }
 
 pub async fn archive(settings: Settings, command: ArchiveCommand) -> anyhow::Result<()> {
-    let ArchiveCommand::Restore {
-        ids,
-        namespace,
-        batch,
-    } = command;
+    let (ids, namespace, batch) = match command {
+        ArchiveCommand::Restore {
+            ids,
+            namespace,
+            batch,
+        } => (ids, namespace, batch),
+        ArchiveCommand::Purge { dry_run } => return purge(settings, dry_run).await,
+    };
     let jobs = startup::load_jobs(&settings)?;
     let result = match DataDirLock::try_acquire(&settings.data_dir)? {
         Acquired::Owner(lock) => {
-            let (service, db) = startup::build(&settings).await?;
+            let runner = local_runner(&settings, jobs).await?;
             let selector = match (namespace, batch) {
                 (Some(namespace), _) => RestoreSelector::Namespace(namespace),
                 (None, Some(key)) => RestoreSelector::Ids(
-                    hindsight::jobs::archive::batch_ids(db.as_ref(), &key).await?,
+                    hindsight::jobs::archive::batch_ids(runner.db().as_ref(), &key).await?,
                 ),
                 (None, None) => RestoreSelector::Ids(ids),
             };
-            let service = Arc::new(service);
-            let runner = startup::job_runner(jobs, &service, db);
             let report = runner.restore(&selector).await?;
-            service.flush().await?;
+            runner.service().flush().await?;
             drop(lock);
             json!(report)
         }
@@ -176,6 +190,31 @@ pub async fn archive(settings: Settings, command: ArchiveCommand) -> anyhow::Res
         }
     };
     print(&result)
+}
+
+async fn purge(settings: Settings, dry_run: bool) -> anyhow::Result<()> {
+    let jobs = startup::load_jobs(&settings)?;
+    let result = match DataDirLock::try_acquire(&settings.data_dir)? {
+        Acquired::Owner(lock) => {
+            let report = local_runner(&settings, jobs).await?.purge(dry_run).await?;
+            drop(lock);
+            json!(report)
+        }
+        Acquired::Taken => {
+            let body = json!({ "dry_run": dry_run });
+            post(&owner(&settings)?, "admin/archive/purge", Some(body)).await?
+        }
+    };
+    print(&result)
+}
+
+/// This process owns the data dir: the service over it, and a runner of `jobs` on both.
+async fn local_runner(
+    settings: &Settings,
+    jobs: Vec<hindsight::jobs::ConfiguredJob>,
+) -> anyhow::Result<Arc<hindsight::jobs::Runner>> {
+    let (service, db) = startup::build(settings).await?;
+    Ok(startup::job_runner(jobs, &Arc::new(service), db))
 }
 
 /// `done/total` rewritten in place on a terminal; nothing otherwise.
@@ -211,9 +250,8 @@ pub(super) async fn post(
     if let Some(token) = &endpoint.token {
         request = request.bearer_auth(token);
     }
-    if let Some(body) = body {
-        request = request.json(&body);
-    }
+    // Always a JSON body: the daemon refuses any other kind of POST (its browser guard).
+    request = request.json(&body.unwrap_or_else(|| json!({})));
     let response = request
         .send()
         .await

@@ -54,7 +54,7 @@ async fn serve_directly(settings: Settings, lock: DataDirLock) -> anyhow::Result
         listener,
         Some(token),
         // Only loopback relays from this machine talk to a stdio owner's private endpoint.
-        vec!["127.0.0.1".to_owned()],
+        hindsight::http::BrowserGuard::new(&["127.0.0.1".to_owned()], &[]),
         shutdown.clone(),
     ));
 

@@ -65,7 +65,7 @@ enum Command {
     /// Review what the distill job drafted: list, show, approve, reject.
     #[command(subcommand)]
     Candidates(candidates::CandidatesCommand),
-    /// The archive job's table: restore archived memories.
+    /// The archive: restore archived memories, purge forgotten ones from exported objects.
     #[command(subcommand)]
     Archive(jobs::ArchiveCommand),
     /// Quality evaluations on real data (LoCoMo), printed as JSON.

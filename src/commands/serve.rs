@@ -38,7 +38,7 @@ pub async fn run(settings: Settings) -> anyhow::Result<()> {
         Some(runner),
         listener,
         settings.auth_token.clone(),
-        settings.allowed_hosts.clone(),
+        startup::browser_guard(&settings, local),
         shutdown,
     )
     .await?;

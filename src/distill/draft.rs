@@ -178,6 +178,11 @@ fn check(
     }
     let name = |value: Option<String>| value.map(|v| v.trim().to_owned()).filter(|v| !v.is_empty());
     let (entity, attribute) = (name(raw.entity), name(raw.attribute));
+    for (field, value) in [("entity", &entity), ("attribute", &attribute)] {
+        if value.as_deref().is_some_and(|v| v.contains('\0')) {
+            return Err(invalid(field, "must not contain NUL characters".to_owned()));
+        }
+    }
     if entity.is_some() != attribute.is_some() {
         return Err(invalid(
             "entity",
@@ -327,6 +332,17 @@ mod tests {
                     r#"[{{"content": "a", "confidence": 0.5, "entity": "user", {ok_source}}}]"#
                 ),
                 "entity",
+            ),
+            (
+                format!(
+                    r#"[{{"content": "a", "confidence": 0.5, "entity": "user",
+                        "attribute": "tea\u0000", {ok_source}}}]"#
+                ),
+                "attribute",
+            ),
+            (
+                format!(r#"[{{"content": "a\u0000", "confidence": 0.5, {ok_source}}}]"#),
+                "content",
             ),
         ];
         for (reply, field) in cases {

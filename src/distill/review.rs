@@ -248,5 +248,12 @@ fn bounded(field: &'static str, value: Option<&str>) -> Result<Option<String>, R
             rule: format!("must be at most {MAX_NOTE_CHARS} characters"),
         });
     }
+    // PostgreSQL text cannot hold NUL; refused on every store alike.
+    if value.contains('\0') {
+        return Err(ReviewError::Invalid {
+            field,
+            rule: "must not contain NUL characters".to_owned(),
+        });
+    }
     Ok(Some(value.to_owned()))
 }

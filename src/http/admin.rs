@@ -1,6 +1,7 @@
-//! Operator routes, behind the same bearer token as `/mcp`: what `hindsight jobs run` and
-//! `hindsight archive restore` call when a daemon owns the data dir, so the work happens in the
-//! process that owns the data (and its index). `GET /metrics` is here too.
+//! Operator routes, behind the same bearer token as `/mcp`: what `hindsight jobs run`,
+//! `hindsight archive restore` and `hindsight archive purge` call when a daemon owns the data
+//! dir, so the work happens in the process that owns the data (and its index). `GET /metrics`
+//! is here too.
 
 use std::sync::Arc;
 
@@ -22,6 +23,7 @@ pub fn routes(state: AdminState) -> Router {
         .route("/metrics", get(metrics))
         .route("/admin/jobs/{name}/run", post(run_job))
         .route("/admin/archive/restore", post(restore))
+        .route("/admin/archive/purge", post(purge))
         .with_state(state)
 }
 
@@ -106,6 +108,27 @@ async fn restore(State(state): State<AdminState>, body: Option<Json<RestoreBody>
     match restore {
         Ok(report) => Json(json!(report)).into_response(),
         Err(e @ JobError::Busy(_)) => error(StatusCode::CONFLICT, &e.to_string()),
+        Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
+    }
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PurgeBody {
+    #[serde(default)]
+    dry_run: bool,
+}
+
+async fn purge(State(state): State<AdminState>, body: Option<Json<PurgeBody>>) -> Response {
+    let dry_run = body.map(|Json(b)| b.dry_run).unwrap_or_default();
+    let runner = state.clone();
+    let purge = tokio::spawn(async move { runner.purge(dry_run).await })
+        .await
+        .unwrap_or_else(|e| Err(JobError::Task("archive purge".into(), e.to_string())));
+    match purge {
+        Ok(report) => Json(json!(report)).into_response(),
+        Err(e @ JobError::Busy(_)) => error(StatusCode::CONFLICT, &e.to_string()),
+        Err(e @ JobError::NoObjectSink(_)) => error(StatusCode::CONFLICT, &e.to_string()),
         Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
     }
 }

@@ -8,6 +8,7 @@
 
 use std::sync::Arc;
 
+use axum::body::Bytes;
 use axum::extract::rejection::{JsonRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
@@ -98,17 +99,21 @@ struct ApproveBody {
 async fn approve(
     State(state): State<ReviewState>,
     Path(id): Path<String>,
-    body: Result<Json<ApproveBody>, JsonRejection>,
+    body: Bytes,
 ) -> Response {
     let id = match parse_id(&id) {
         Ok(id) => id,
         Err(e) => return failure(&e),
     };
-    // No body at all is an approval as drafted.
-    let body = match body {
-        Ok(Json(body)) => body,
-        Err(JsonRejection::MissingJsonContentType(_)) => ApproveBody::default(),
-        Err(e) => return bad_body(&e),
+    // An empty body is an approval as drafted. (The browser guard has already refused any
+    // request that is not `Content-Type: application/json`.)
+    let body: ApproveBody = if body.iter().all(u8::is_ascii_whitespace) {
+        ApproveBody::default()
+    } else {
+        match serde_json::from_slice(&body) {
+            Ok(body) => body,
+            Err(e) => return error(StatusCode::BAD_REQUEST, &format!("body: {e}")),
+        }
     };
     let approval = Approval {
         content: body.content,

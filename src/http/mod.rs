@@ -1,9 +1,13 @@
 //! The HTTP face of the daemon: MCP (Streamable HTTP) at `/mcp`, `GET /healthz`, bearer auth;
 //! `GET /metrics`, the operator routes (`admin.rs`) and the review API (`candidates.rs`) when
-//! the process runs the jobs.
+//! the process runs the jobs. Every route sits behind the browser guard (`guard.rs`: Host
+//! allow-list, cross-site refusal, JSON bodies).
 
 mod admin;
 mod candidates;
+pub mod guard;
+
+pub use guard::BrowserGuard;
 
 use std::sync::Arc;
 
@@ -22,21 +26,22 @@ use crate::mcp::HindsightMcp;
 use crate::service::MemoryService;
 
 /// Build the router. `auth_token`: when set, every route but `/healthz` requires
-/// `Authorization: Bearer <token>`. `allowed_hosts`: Host headers accepted on /mcp.
+/// `Authorization: Bearer <token>`. `guard`: what every route, `/healthz` included, checks
+/// first (the Host allow-list, cross-site requests, JSON bodies).
 pub fn router(
     service: Arc<MemoryService>,
     runner: Option<Arc<crate::jobs::Runner>>,
     auth_token: Option<String>,
-    allowed_hosts: Vec<String>,
+    guard: BrowserGuard,
     shutdown: CancellationToken,
 ) -> Router {
     let mcp_service = service.clone();
     let mcp = StreamableHttpService::new(
         move || Ok(HindsightMcp::new(mcp_service.clone())),
         Arc::new(LocalSessionManager::default()),
-        // rmcp checks the Host header against this list (DNS-rebinding protection).
+        // The guard layer checks Host and Origin for every route, this one included.
         StreamableHttpServerConfig::default()
-            .with_allowed_hosts(allowed_hosts)
+            .disable_allowed_hosts()
             .with_cancellation_token(shutdown.child_token()),
     );
     let mut protected = Router::new().nest_service("/mcp", mcp);
@@ -53,6 +58,10 @@ pub fn router(
         .route("/healthz", get(healthz))
         .with_state(service)
         .merge(protected)
+        .layer(middleware::from_fn_with_state(
+            Arc::new(guard),
+            guard::guard,
+        ))
 }
 
 async fn healthz(State(service): State<Arc<MemoryService>>) -> Response {
@@ -87,7 +96,7 @@ async fn require_bearer(
     let given = headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "));
+        .and_then(bearer_token);
     match given {
         Some(given) if constant_time_eq(given.as_bytes(), expected.as_bytes()) => {
             next.run(request).await
@@ -101,6 +110,30 @@ async fn require_bearer(
     }
 }
 
+/// The token of an `Authorization: Bearer <token>` value; the scheme is case-insensitive
+/// (RFC 9110 §11.1), so `bearer` and `BEARER` work too.
+fn bearer_token(value: &str) -> Option<&str> {
+    let (scheme, token) = value.trim().split_once(' ')?;
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then(|| token.trim_start_matches(' '))
+}
+
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::bearer_token;
+
+    #[test]
+    fn the_bearer_scheme_is_case_insensitive() {
+        for value in ["Bearer t0k", "bearer t0k", "BEARER t0k", "Bearer   t0k"] {
+            assert_eq!(bearer_token(value), Some("t0k"), "{value}");
+        }
+        for value in ["Basic t0k", "Bearert0k", "t0k", ""] {
+            assert_eq!(bearer_token(value), None, "{value}");
+        }
+    }
 }

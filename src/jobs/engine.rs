@@ -23,7 +23,7 @@ use super::registry::{ConfiguredJob, names};
 use super::{JobContext, JobError, JobStats, Progress};
 use crate::metrics::Metrics;
 use crate::service::MemoryService;
-use crate::store::{Database, RunStatus, StoreLock};
+use crate::store::{Database, RunLedger, RunStatus, StoreLock};
 
 /// How often a running run proves it is alive.
 pub const HEARTBEAT_EVERY: Duration = Duration::from_secs(5);
@@ -112,16 +112,53 @@ impl Runner {
         &self,
         selector: &crate::store::RestoreSelector,
     ) -> Result<super::archive::RestoreReport, JobError> {
+        self.with_archive_sink(|sink| async move {
+            super::archive::restore(&self.service, self.db.as_ref(), &sink, selector).await
+        })
+        .await
+    }
+
+    /// `hindsight archive purge`: exported objects holding hard-forgotten memories rewritten
+    /// without them, under the archive job's guards (its runs write the same objects). Busy
+    /// while the archive job runs.
+    pub async fn purge(
+        &self,
+        dry_run: bool,
+    ) -> Result<super::archive::purge::PurgeReport, JobError> {
+        use super::archive::{Sink, purge};
+        self.with_archive_sink(|sink| async move {
+            match sink {
+                Sink::Object(sink) => {
+                    sink.partial_files(!dry_run).await?;
+                    purge::purge(self.db.as_ref(), &sink, dry_run).await
+                }
+                // No object sink configured: fine as long as no object needs a purge.
+                Sink::Table => match self.db.batches_to_purge().await?.len() {
+                    0 => Ok(purge::PurgeReport {
+                        dry_run,
+                        ..Default::default()
+                    }),
+                    n => Err(JobError::NoObjectSink(n)),
+                },
+            }
+        })
+        .await
+    }
+
+    /// Run `work` on the archive job's configured sink (where its rows went), holding the
+    /// archive job's two guards for the while.
+    async fn with_archive_sink<T, F, Fut>(&self, work: F) -> Result<T, JobError>
+    where
+        F: FnOnce(super::archive::Sink) -> Fut,
+        Fut: std::future::Future<Output = Result<T, JobError>>,
+    {
         let name = super::archive::SPEC.name;
         let slot = self.slot(name)?;
         let Ok((_running, elsewhere)) = self.guards(slot, name).await? else {
             return Err(JobError::Busy(name.to_owned()));
         };
-        // Restored from where the archive job puts rows: its configured sink.
         let result = match super::archive::sink(&slot.configured.settings) {
-            Ok(sink) => {
-                super::archive::restore(&self.service, self.db.as_ref(), &sink, selector).await
-            }
+            Ok(sink) => work(sink).await,
             Err(e) => Err(e.into()),
         };
         elsewhere.release().await;
@@ -316,19 +353,15 @@ impl Runner {
         }
     }
 
-    /// Mark runs of dead processes `interrupted`. At start, an exclusive process knows every
-    /// `running` row is dead; otherwise only stale heartbeats are.
-    async fn interrupt_dead_runs(&self, at_start: bool) {
-        let now = Utc::now();
-        let before = if at_start && self.exclusive {
-            now
+    /// Mark runs of dead processes `interrupted`. At start (the daemon's, or a CLI run's in a
+    /// process that just took the data dir), an exclusive process knows every `running` row is
+    /// dead; otherwise only stale heartbeats are.
+    pub async fn interrupt_dead_runs(&self, at_start: bool) {
+        if at_start && self.exclusive {
+            let now = Utc::now();
+            report_interrupted(self.db.interrupt_stale(now, now).await);
         } else {
-            now - STALE_AFTER
-        };
-        match self.db.interrupt_stale(before, now).await {
-            Ok(0) => {}
-            Ok(n) => tracing::warn!(runs = n, "job runs of a dead process marked interrupted"),
-            Err(e) => tracing::warn!(error = %e, "could not check for interrupted job runs"),
+            interrupt_stale_runs(self.db.as_ref()).await;
         }
     }
 
@@ -373,6 +406,22 @@ impl Runner {
             }
             self.interrupt_dead_runs(false).await;
         }
+    }
+}
+
+/// The stale-heartbeat rule, for any reader of the ledger (the daemon's reaper, a CLI run,
+/// `jobs history`): a `running` run whose heartbeat is `STALE_AFTER` old belongs to a dead
+/// process and is marked `interrupted`.
+pub async fn interrupt_stale_runs(ledger: &dyn RunLedger) {
+    let now = Utc::now();
+    report_interrupted(ledger.interrupt_stale(now - STALE_AFTER, now).await);
+}
+
+fn report_interrupted(result: Result<u64, crate::store::StoreError>) {
+    match result {
+        Ok(0) => {}
+        Ok(n) => tracing::warn!(runs = n, "job runs of a dead process marked interrupted"),
+        Err(e) => tracing::warn!(error = %e, "could not check for interrupted job runs"),
     }
 }
 

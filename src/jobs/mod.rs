@@ -42,6 +42,11 @@ pub enum JobError {
     Task(String, String),
     #[error("no archive batch with key {0:?}")]
     NoBatch(String),
+    #[error(
+        "{0} exported archive object(s) hold forgotten memories, but jobs/archive.toml names no \
+         object sink: set sink = \"object\" and the object_url they were written to"
+    )]
+    NoObjectSink(usize),
     #[error(transparent)]
     Config(#[from] JobConfigError),
     #[error("alert delivery to {target} failed: {message}")]

@@ -117,8 +117,9 @@ impl HindsightMcp {
     }
 
     /// Forget memories: one by memory_id, or all matching a filter (namespace required; optional
-    /// memory_type, entity, created_before). Soft by default (no longer returned, kept for
-    /// audit); hard: true deletes them for good. Returns {forgotten: count, ids}.
+    /// memory_type, entity, created_before), archived ones included. Soft by default (no longer
+    /// returned, kept for audit); hard: true deletes them for good. A forgotten memory is never
+    /// restored. Returns {forgotten: count, ids, archived, exported}.
     #[tool(annotations(destructive_hint = true, idempotent_hint = true))]
     async fn memory_forget(
         &self,

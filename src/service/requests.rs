@@ -173,10 +173,17 @@ fn key_part(field: &'static str, value: Option<&str>) -> Result<Option<String>, 
             field,
             format!("must be at most {MAX_KEY_CHARS} characters"),
         )),
+        Some(v) if v.contains('\0') => Err(ValidationError::new(
+            field,
+            "must not contain NUL characters",
+        )),
         Some(v) => Ok(Some(v.to_owned())),
     }
 }
 
+/// NUL (U+0000) is refused in every text a memory keeps, on every store: PostgreSQL's `text`
+/// and `jsonb` cannot hold it (SQLite can, so the stores would otherwise disagree), and no
+/// memory needs it — it only truncates strings in C-based readers of an export.
 fn bounded_json(field: &'static str, value: Value) -> Result<Value, ValidationError> {
     let size = value.to_string().len();
     if size > MAX_JSON_BYTES {
@@ -185,7 +192,33 @@ fn bounded_json(field: &'static str, value: Value) -> Result<Value, ValidationEr
             format!("must serialize to at most {MAX_JSON_BYTES} bytes of JSON, got {size}"),
         ));
     }
+    if let Some(path) = nul_path(&value, String::new()) {
+        return Err(ValidationError::new(
+            field,
+            format!("must not contain NUL characters (found at {path:?})"),
+        ));
+    }
     Ok(value)
+}
+
+/// The JSON Pointer of the first string or key holding a NUL, if any.
+fn nul_path(value: &Value, at: String) -> Option<String> {
+    match value {
+        Value::String(s) if s.contains('\0') => Some(if at.is_empty() { "/".into() } else { at }),
+        Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .find_map(|(i, item)| nul_path(item, format!("{at}/{i}"))),
+        Value::Object(map) => map.iter().find_map(|(key, item)| {
+            let here = format!("{at}/{}", key.replace('~', "~0").replace('/', "~1"));
+            if key.contains('\0') {
+                Some(here)
+            } else {
+                nul_path(item, here)
+            }
+        }),
+        _ => None,
+    }
 }
 
 pub fn parse_timestamp(field: &'static str, value: &str) -> Result<DateTime<Utc>, ValidationError> {
@@ -406,6 +439,54 @@ mod tests {
             },
             "source",
         );
+        for (field, request) in [
+            (
+                "entity",
+                WriteRequest {
+                    entity: Some("us\0er".into()),
+                    ..Default::default()
+                },
+            ),
+            (
+                "attribute",
+                WriteRequest {
+                    entity: Some("user".into()),
+                    attribute: Some("\0".into()),
+                    ..Default::default()
+                },
+            ),
+            (
+                "source",
+                WriteRequest {
+                    source: Some(json!({"chat": ["ok", "a\u{0}b"]})),
+                    ..Default::default()
+                },
+            ),
+            (
+                "metadata",
+                WriteRequest {
+                    metadata: json!({"k\u{0}": 1}).as_object().cloned(),
+                    ..Default::default()
+                },
+            ),
+        ] {
+            let err = WriteRequest {
+                content: "x".into(),
+                ..request
+            }
+            .validate(100)
+            .unwrap_err();
+            assert_eq!(err.field, field, "{err}");
+            assert!(err.to_string().contains("NUL"), "{err}");
+        }
+        let err = WriteRequest {
+            content: "x".into(),
+            source: Some(json!({"chat": ["ok", "a\u{0}b"]})),
+            ..Default::default()
+        }
+        .validate(100)
+        .unwrap_err();
+        assert!(err.to_string().contains("/chat/1"), "{err}");
     }
 
     #[test]

@@ -64,9 +64,18 @@ pub struct SearchResult {
 
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct ForgetResult {
-    /// How many memories were forgotten.
+    /// How many memories were forgotten (each once, wherever its copies were).
     pub forgotten: usize,
     pub ids: Vec<MemoryId>,
     /// `soft` (row kept for audit) or `hard` (row deleted).
     pub mode: String,
+    /// Of those, how many were archived in the database (`memories_archive`).
+    pub archived: usize,
+    /// Copies in exported archive objects the forget covered. None of them can be restored;
+    /// after a hard forget they stay in the objects until the archive job's next run or
+    /// `hindsight archive purge` rewrites them.
+    pub exported: usize,
+    /// What is left to do, when something is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }

@@ -1,5 +1,5 @@
 //! `memory_search`: over-fetch from the index with filters, re-check every hit against the store
-//! (status, expiry), re-rank by similarity + recency + importance, record access.
+//! (namespace, type, status, expiry, time range), re-rank by similarity + recency + importance, record access.
 
 use std::collections::HashMap;
 
@@ -54,6 +54,12 @@ impl MemoryService {
         let rules = &self.rules;
         let mut ranked: Vec<SearchHit> = rows
             .into_iter()
+            // The row decides, never the index's copy of it: an index out of step (a point
+            // whose payload still names an old namespace or type) must not widen the result.
+            .filter(|m| m.namespace == valid.namespace.as_str())
+            .filter(|m| {
+                valid.memory_types.is_empty() || valid.memory_types.contains(&m.memory_type)
+            })
             .filter(|m| statuses.contains(&m.status) && !m.is_expired_at(now))
             .filter(|m| valid.from.is_none_or(|from| m.created_at >= from))
             .filter(|m| valid.to.is_none_or(|to| m.created_at <= to))

@@ -33,6 +33,8 @@ pub struct RestoreBatch {
     /// Left in the archive: an active memory already holds the same (namespace, entity,
     /// attribute), and a restored row must not silently supersede it.
     pub skipped: Vec<MemoryId>,
+    /// Left in the archive: forgotten (a tombstone, or a soft forget's status, says so).
+    pub forgotten: Vec<MemoryId>,
     /// Where the next batch starts (`None`: this was the last).
     pub next_after: Option<MemoryId>,
 }
@@ -128,7 +130,8 @@ pub trait MaintenanceStore: Send + Sync + 'static {
     ) -> Result<Vec<MemoryId>, StoreError>;
 
     /// Move up to `limit` archived rows (by id, after `after`) back into `memories` as active
-    /// rows waiting for the index, in one transaction.
+    /// rows waiting for the index, in one transaction. Forgotten rows (status `forgotten`, or
+    /// a tombstone) never come back: they stay where they are, reported as `forgotten`.
     async fn restore_from_table(
         &self,
         selector: &RestoreSelector,
@@ -161,13 +164,32 @@ pub trait MaintenanceStore: Send + Sync + 'static {
     /// Rows of `memories_archive` with every column.
     async fn archived_rows(&self, ids: &[MemoryId]) -> Result<Vec<ArchivedRow>, StoreError>;
 
-    /// The object of `key` is written and verified: its rows leave `memories_archive` and the
-    /// batch becomes `exported`, in one transaction. Returns the rows removed.
+    /// The object of `key` is written and verified: its rows leave `memories_archive` for the
+    /// listing of what the object holds (`archive_exported`: id, namespace, type, entity,
+    /// created_at, so a forget can find them), and the batch becomes `exported`, in one
+    /// transaction. Returns the rows removed.
     async fn finish_export(&self, key: &str, at: DateTime<Utc>) -> Result<u64, StoreError>;
 
     /// Put rows read back from an object into `memories_archive`, ready for
-    /// `restore_from_table`. Rows already there, or already back in `memories`, are left alone.
+    /// `restore_from_table`. Rows already there, already back in `memories`, or forgotten
+    /// (tombstoned) are left alone.
     async fn unpack(&self, rows: &[ArchivedRow]) -> Result<u64, StoreError>;
+
+    /// Which of `ids` have been forgotten (carry a tombstone).
+    async fn forgotten_among(&self, ids: &[MemoryId]) -> Result<Vec<MemoryId>, StoreError>;
+
+    /// Exported objects (batches `exported` or `restored`) that still hold hard-forgotten
+    /// ids, as the journal lists them, with those ids; oldest first.
+    async fn batches_to_purge(&self) -> Result<Vec<(ArchiveBatch, Vec<MemoryId>)>, StoreError>;
+
+    /// The object of `key` no longer holds `removed` (rewritten without them, or deleted when
+    /// `object_gone`): the journal and the export listing follow, in one transaction.
+    async fn purged_from_batch(
+        &self,
+        key: &str,
+        removed: &[MemoryId],
+        object_gone: bool,
+    ) -> Result<(), StoreError>;
 
     async fn set_batch_state(&self, key: &str, state: BatchState) -> Result<(), StoreError>;
 
@@ -220,24 +242,33 @@ pub(super) fn restore_select(at: &str, pending: &str) -> String {
     )
 }
 
-/// Split a restore's selected ids into restored and skipped, and say where the next batch starts.
+/// Split a restore's selected ids (each with whether it was forgotten) into restored, skipped
+/// and forgotten, and say where the next batch starts.
 pub(super) fn restore_batch(
-    selected: Vec<MemoryId>,
+    selected: Vec<(MemoryId, bool)>,
     restored: Vec<MemoryId>,
     limit: i64,
 ) -> RestoreBatch {
     let next_after = if selected.len() as i64 >= limit {
-        selected.last().copied()
+        selected.last().map(|(id, _)| *id)
     } else {
         None
     };
-    let skipped = selected
+    let (forgotten, rest): (Vec<_>, Vec<_>) = selected.into_iter().partition(|(_, f)| *f);
+    let skipped = rest
         .into_iter()
+        .map(|(id, _)| id)
         .filter(|id| !restored.contains(id))
         .collect();
     RestoreBatch {
         restored,
         skipped,
+        forgotten: forgotten.into_iter().map(|(id, _)| id).collect(),
         next_after,
     }
 }
+
+/// Whether an archived row may come back: archived (not soft-forgotten) and not tombstoned.
+/// A condition on `memories_archive`, the same on both backends.
+pub(super) const RESTORABLE: &str = "memories_archive.status = 'archived' AND NOT EXISTS \
+     (SELECT 1 FROM forgotten AS f WHERE f.id = memories_archive.id)";

@@ -10,7 +10,7 @@ use chrono::{DateTime, Utc};
 use sqlx::Row;
 
 use super::maintenance::{
-    ARCHIVE_COLUMNS, ArchiveBatch, ArchivedRow, BatchState, ColdRows, MaintenanceStore,
+    ARCHIVE_COLUMNS, ArchiveBatch, ArchivedRow, BatchState, ColdRows, MaintenanceStore, RESTORABLE,
     RESTORE_COLUMNS, RestoreBatch, RestoreSelector, archive_select, batch_key, restore_batch,
     restore_select,
 };
@@ -82,18 +82,27 @@ impl MaintenanceStore for PostgresStore {
         at: DateTime<Utc>,
     ) -> Result<RestoreBatch, StoreError> {
         let mut tx = self.pool().begin().await?;
-        let select = "SELECT id FROM memories_archive WHERE ($2::uuid IS NULL OR id > $2)";
+        let select = format!(
+            "SELECT id, NOT ({RESTORABLE}) FROM memories_archive \
+             WHERE ($2::uuid IS NULL OR id > $2)"
+        );
         let query = match selector {
-            RestoreSelector::Ids(ids) => sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
+            RestoreSelector::Ids(ids) => sqlx::query_as(sqlx::AssertSqlSafe(format!(
                 "{select} AND id = ANY($1) ORDER BY id LIMIT $3 FOR UPDATE"
             )))
             .bind(ids.clone()),
-            RestoreSelector::Namespace(namespace) => sqlx::query_scalar(sqlx::AssertSqlSafe(
-                format!("{select} AND namespace = $1 ORDER BY id LIMIT $3 FOR UPDATE"),
-            ))
+            RestoreSelector::Namespace(namespace) => sqlx::query_as(sqlx::AssertSqlSafe(format!(
+                "{select} AND namespace = $1 ORDER BY id LIMIT $3 FOR UPDATE"
+            )))
             .bind(namespace.clone()),
         };
-        let selected: Vec<MemoryId> = query.bind(after).bind(limit).fetch_all(&mut *tx).await?;
+        let selected: Vec<(MemoryId, bool)> =
+            query.bind(after).bind(limit).fetch_all(&mut *tx).await?;
+        let restorable: Vec<MemoryId> = selected
+            .iter()
+            .filter(|(_, forgotten)| !forgotten)
+            .map(|(id, _)| *id)
+            .collect();
         // ON CONFLICT DO NOTHING: a row whose fact key an active memory holds (the partial
         // unique index) stays in the archive rather than superseding a newer fact. The vectors
         // never left `memory_vectors`.
@@ -104,7 +113,7 @@ impl MaintenanceStore for PostgresStore {
             without_embedding(RESTORE_COLUMNS),
             without_embedding(&restore_select("$2", "TRUE"))
         )))
-        .bind(&selected)
+        .bind(&restorable)
         .bind(ms(at))
         .fetch_all(&mut *tx)
         .await?;
@@ -180,27 +189,15 @@ impl MaintenanceStore for PostgresStore {
                 serde_json::json!(ids),
             ),
         };
-        let rows: Vec<(String, String, serde_json::Value, String)> =
-            sqlx::query_as(sqlx::AssertSqlSafe(format!(
-                "SELECT key, namespace, ids, state FROM archive_batches \
-                 WHERE state = $1 AND {filter} ORDER BY created_at, key"
-            )))
-            .bind(state.as_str())
-            .bind(value)
-            .fetch_all(self.pool())
-            .await?;
-        rows.into_iter()
-            .map(|(key, namespace, ids, state)| {
-                let bad = |reason: String| corrupt(&format!("archive_batches/{key}"), reason);
-                Ok(ArchiveBatch {
-                    state: BatchState::parse(&state)
-                        .ok_or_else(|| bad(format!("state {state:?}")))?,
-                    ids: serde_json::from_value(ids).map_err(|e| bad(e.to_string()))?,
-                    key,
-                    namespace,
-                })
-            })
-            .collect()
+        let rows: Vec<BatchRow> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+            "SELECT key, namespace, ids, state FROM archive_batches \
+             WHERE state = $1 AND {filter} ORDER BY created_at, key"
+        )))
+        .bind(state.as_str())
+        .bind(value)
+        .fetch_all(self.pool())
+        .await?;
+        rows.into_iter().map(decode_batch).collect()
     }
 
     async fn archived_rows(&self, ids: &[MemoryId]) -> Result<Vec<ArchivedRow>, StoreError> {
@@ -226,12 +223,16 @@ impl MaintenanceStore for PostgresStore {
 
     async fn finish_export(&self, key: &str, at: DateTime<Utc>) -> Result<u64, StoreError> {
         let mut tx = self.pool().begin().await?;
-        // The rows and their vectors: the object holds both now.
+        // The rows and their vectors: the object holds both now; what it holds is listed.
         let removed: i64 = sqlx::query_scalar(
             "WITH gone AS (DELETE FROM memories_archive WHERE id::text IN \
                (SELECT jsonb_array_elements_text(ids) FROM archive_batches WHERE key = $1) \
-               RETURNING id), \
-             vectors AS (DELETE FROM memory_vectors WHERE id IN (SELECT id FROM gone)) \
+               RETURNING id, namespace, memory_type, entity, created_at), \
+             vectors AS (DELETE FROM memory_vectors WHERE id IN (SELECT id FROM gone)), \
+             listed AS (INSERT INTO archive_exported \
+               (batch_key, id, namespace, memory_type, entity, created_at) \
+               SELECT $1, id, namespace, memory_type, entity, created_at FROM gone \
+               ON CONFLICT DO NOTHING) \
              SELECT COUNT(*) FROM gone",
         )
         .bind(key)
@@ -267,6 +268,7 @@ impl MaintenanceStore for PostgresStore {
                        SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, \
                        $12, $13, $14, $15, $16, $17, $18, $19, $21, $22 \
                        WHERE NOT EXISTS (SELECT 1 FROM memories WHERE id = $1) \
+                       AND NOT EXISTS (SELECT 1 FROM forgotten WHERE id = $1) \
                        ON CONFLICT (id) DO NOTHING RETURNING id), \
                      vector AS (INSERT INTO memory_vectors (id, embedding) \
                        SELECT id, $20 FROM row \
@@ -321,6 +323,70 @@ impl MaintenanceStore for PostgresStore {
         Ok(active)
     }
 
+    async fn forgotten_among(&self, ids: &[MemoryId]) -> Result<Vec<MemoryId>, StoreError> {
+        Ok(
+            sqlx::query_scalar("SELECT id FROM forgotten WHERE id = ANY($1) ORDER BY id")
+                .bind(ids)
+                .fetch_all(self.pool())
+                .await?,
+        )
+    }
+
+    async fn batches_to_purge(&self) -> Result<Vec<(ArchiveBatch, Vec<MemoryId>)>, StoreError> {
+        let rows: Vec<(String, String, serde_json::Value, String, Vec<MemoryId>)> = sqlx::query_as(
+            "SELECT b.key, b.namespace, b.ids, b.state, w.ids FROM \
+                   (SELECT e.batch_key, array_agg(e.id ORDER BY e.id) AS ids \
+                    FROM archive_exported AS e \
+                    JOIN forgotten AS f ON f.id = e.id AND f.mode = 'hard' \
+                    GROUP BY e.batch_key) AS w \
+                 JOIN archive_batches AS b ON b.key = w.batch_key \
+                 WHERE b.state IN ('exported', 'restored') ORDER BY b.created_at, b.key",
+        )
+        .fetch_all(self.pool())
+        .await?;
+        rows.into_iter()
+            .map(|(key, namespace, ids, state, forgotten)| {
+                Ok((decode_batch((key, namespace, ids, state))?, forgotten))
+            })
+            .collect()
+    }
+
+    async fn purged_from_batch(
+        &self,
+        key: &str,
+        removed: &[MemoryId],
+        object_gone: bool,
+    ) -> Result<(), StoreError> {
+        let mut tx = self.pool().begin().await?;
+        if object_gone {
+            for sql in [
+                "DELETE FROM archive_exported WHERE batch_key = $1",
+                "DELETE FROM archive_batches WHERE key = $1",
+            ] {
+                sqlx::query(sql).bind(key).execute(&mut *tx).await?;
+            }
+        } else {
+            sqlx::query("DELETE FROM archive_exported WHERE batch_key = $1 AND id = ANY($2)")
+                .bind(key)
+                .bind(removed)
+                .execute(&mut *tx)
+                .await?;
+            sqlx::query(
+                "UPDATE archive_batches SET \
+                 ids = COALESCE((SELECT jsonb_agg(j.id) FROM jsonb_array_elements_text(ids) AS j(id) \
+                        WHERE NOT j.id::uuid = ANY($2)), '[]'::jsonb), \
+                 row_count = (SELECT COUNT(*) FROM archive_exported WHERE batch_key = $1) \
+                 WHERE key = $1",
+            )
+            .bind(key)
+            .bind(removed)
+            .execute(&mut *tx)
+            .await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
     async fn set_batch_state(&self, key: &str, state: BatchState) -> Result<(), StoreError> {
         sqlx::query("UPDATE archive_batches SET state = $2 WHERE key = $1")
             .bind(key)
@@ -329,6 +395,19 @@ impl MaintenanceStore for PostgresStore {
             .await?;
         Ok(())
     }
+}
+
+/// `archive_batches`' (key, namespace, ids, state).
+type BatchRow = (String, String, serde_json::Value, String);
+
+fn decode_batch((key, namespace, ids, state): BatchRow) -> Result<ArchiveBatch, StoreError> {
+    let bad = |reason: String| corrupt(&format!("archive_batches/{key}"), reason);
+    Ok(ArchiveBatch {
+        state: BatchState::parse(&state).ok_or_else(|| bad(format!("state {state:?}")))?,
+        ids: serde_json::from_value(ids).map_err(|e| bad(e.to_string()))?,
+        key,
+        namespace,
+    })
 }
 
 /// The ids of the oldest `limit` matching rows of `namespace`, locked; rows another replica is

@@ -7,7 +7,7 @@ use chrono::{DateTime, Utc};
 use sqlx::Row;
 
 use super::maintenance::{
-    ARCHIVE_COLUMNS, ArchiveBatch, ArchivedRow, BatchState, ColdRows, MaintenanceStore,
+    ARCHIVE_COLUMNS, ArchiveBatch, ArchivedRow, BatchState, ColdRows, MaintenanceStore, RESTORABLE,
     RESTORE_COLUMNS, RestoreBatch, RestoreSelector, archive_select, batch_key, restore_batch,
     restore_select,
 };
@@ -76,15 +76,24 @@ impl MaintenanceStore for SqliteStore {
             RestoreSelector::Ids(ids) => ("id IN (SELECT value FROM json_each(?1))", ids_json(ids)),
             RestoreSelector::Namespace(namespace) => ("namespace = ?1", namespace.clone()),
         };
-        let selected: Vec<String> = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
-            "SELECT id FROM memories_archive WHERE {filter} AND id > ?2 ORDER BY id LIMIT ?3"
+        let selected: Vec<(String, bool)> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+            "SELECT id, NOT ({RESTORABLE}) FROM memories_archive \
+             WHERE {filter} AND id > ?2 ORDER BY id LIMIT ?3"
         )))
         .bind(&key)
         .bind(after.map(|id| id.to_string()).unwrap_or_default())
         .bind(limit)
         .fetch_all(&mut *tx)
         .await?;
-        let selected = parse_ids(selected)?;
+        let selected: Vec<(MemoryId, bool)> = selected
+            .into_iter()
+            .map(|(id, forgotten)| Ok((parse_ids(vec![id])?[0], forgotten)))
+            .collect::<Result<_, StoreError>>()?;
+        let restorable: Vec<MemoryId> = selected
+            .iter()
+            .filter(|(_, forgotten)| !forgotten)
+            .map(|(id, _)| *id)
+            .collect();
         // OR IGNORE: a row whose fact key an active memory holds (the partial unique index)
         // stays in the archive rather than superseding a newer fact.
         let restored: Vec<String> = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
@@ -93,7 +102,7 @@ impl MaintenanceStore for SqliteStore {
              ORDER BY id RETURNING id",
             restore_select("?2", "1")
         )))
-        .bind(ids_json(&selected))
+        .bind(ids_json(&restorable))
         .bind(ms(at))
         .fetch_all(&mut *tx)
         .await?;
@@ -167,32 +176,15 @@ impl MaintenanceStore for SqliteStore {
                 ids_json(ids),
             ),
         };
-        let rows: Vec<(String, String, String, String)> =
-            sqlx::query_as(sqlx::AssertSqlSafe(format!(
-                "SELECT key, namespace, ids, state FROM archive_batches \
-                 WHERE state = ?1 AND {filter} ORDER BY created_at, key"
-            )))
-            .bind(state.as_str())
-            .bind(value)
-            .fetch_all(self.pool())
-            .await?;
-        rows.into_iter()
-            .map(|(key, namespace, ids, state)| {
-                let ids: Vec<String> = serde_json::from_str(&ids)
-                    .map_err(|e| corrupt(&format!("archive_batches/{key}"), e.to_string()))?;
-                Ok(ArchiveBatch {
-                    state: BatchState::parse(&state).ok_or_else(|| {
-                        corrupt(
-                            &format!("archive_batches/{key}"),
-                            format!("state {state:?}"),
-                        )
-                    })?,
-                    ids: parse_ids(ids)?,
-                    key,
-                    namespace,
-                })
-            })
-            .collect()
+        let rows: Vec<BatchRow> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+            "SELECT key, namespace, ids, state FROM archive_batches \
+             WHERE state = ?1 AND {filter} ORDER BY created_at, key"
+        )))
+        .bind(state.as_str())
+        .bind(value)
+        .fetch_all(self.pool())
+        .await?;
+        rows.into_iter().map(decode_batch).collect()
     }
 
     async fn archived_rows(&self, ids: &[MemoryId]) -> Result<Vec<ArchivedRow>, StoreError> {
@@ -218,10 +210,19 @@ impl MaintenanceStore for SqliteStore {
 
     async fn finish_export(&self, key: &str, at: DateTime<Utc>) -> Result<u64, StoreError> {
         let mut tx = self.pool().begin_with("BEGIN IMMEDIATE").await?;
-        let removed = sqlx::query(
-            "DELETE FROM memories_archive WHERE id IN \
-             (SELECT j.value FROM archive_batches AS b, json_each(b.ids) AS j WHERE b.key = ?1)",
-        )
+        let in_batch =
+            "SELECT j.value FROM archive_batches AS b, json_each(b.ids) AS j WHERE b.key = ?1";
+        sqlx::query(sqlx::AssertSqlSafe(format!(
+            "INSERT INTO archive_exported (batch_key, id, namespace, memory_type, entity, \
+             created_at) SELECT ?1, id, namespace, memory_type, entity, created_at \
+             FROM memories_archive WHERE id IN ({in_batch}) ON CONFLICT DO NOTHING"
+        )))
+        .bind(key)
+        .execute(&mut *tx)
+        .await?;
+        let removed = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "DELETE FROM memories_archive WHERE id IN ({in_batch})"
+        )))
         .bind(key)
         .execute(&mut *tx)
         .await?
@@ -254,7 +255,8 @@ impl MaintenanceStore for SqliteStore {
                     "INSERT OR IGNORE INTO memories_archive ({ARCHIVE_COLUMNS}) \
                      SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, \
                      ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22 \
-                     WHERE NOT EXISTS (SELECT 1 FROM memories WHERE id = ?1)"
+                     WHERE NOT EXISTS (SELECT 1 FROM memories WHERE id = ?1) \
+                     AND NOT EXISTS (SELECT 1 FROM forgotten WHERE id = ?1)"
                 ))),
                 &memory,
             )
@@ -308,6 +310,86 @@ impl MaintenanceStore for SqliteStore {
         Ok(active)
     }
 
+    async fn forgotten_among(&self, ids: &[MemoryId]) -> Result<Vec<MemoryId>, StoreError> {
+        let found: Vec<String> = sqlx::query_scalar(
+            "SELECT id FROM forgotten WHERE id IN (SELECT value FROM json_each(?1)) ORDER BY id",
+        )
+        .bind(ids_json(ids))
+        .fetch_all(self.pool())
+        .await?;
+        parse_ids(found)
+    }
+
+    async fn batches_to_purge(&self) -> Result<Vec<(ArchiveBatch, Vec<MemoryId>)>, StoreError> {
+        let rows: Vec<(String, String)> = sqlx::query_as(
+            "SELECT e.batch_key, e.id FROM archive_exported AS e \
+             JOIN forgotten AS f ON f.id = e.id AND f.mode = 'hard' ORDER BY e.batch_key, e.id",
+        )
+        .fetch_all(self.pool())
+        .await?;
+        let mut wanted: Vec<(String, Vec<MemoryId>)> = Vec::new();
+        for (key, id) in rows {
+            let id = parse_ids(vec![id])?[0];
+            match wanted.last_mut() {
+                Some((last, ids)) if *last == key => ids.push(id),
+                _ => wanted.push((key, vec![id])),
+            }
+        }
+        let mut out = Vec::new();
+        for (key, ids) in wanted {
+            let batch: Option<BatchRow> = sqlx::query_as(
+                "SELECT key, namespace, ids, state FROM archive_batches \
+                 WHERE key = ?1 AND state IN ('exported', 'restored')",
+            )
+            .bind(&key)
+            .fetch_optional(self.pool())
+            .await?;
+            if let Some(batch) = batch {
+                out.push((decode_batch(batch)?, ids));
+            }
+        }
+        Ok(out)
+    }
+
+    async fn purged_from_batch(
+        &self,
+        key: &str,
+        removed: &[MemoryId],
+        object_gone: bool,
+    ) -> Result<(), StoreError> {
+        let mut tx = self.pool().begin_with("BEGIN IMMEDIATE").await?;
+        if object_gone {
+            for sql in [
+                "DELETE FROM archive_exported WHERE batch_key = ?1",
+                "DELETE FROM archive_batches WHERE key = ?1",
+            ] {
+                sqlx::query(sql).bind(key).execute(&mut *tx).await?;
+            }
+        } else {
+            sqlx::query(
+                "DELETE FROM archive_exported WHERE batch_key = ?1 \
+                 AND id IN (SELECT value FROM json_each(?2))",
+            )
+            .bind(key)
+            .bind(ids_json(removed))
+            .execute(&mut *tx)
+            .await?;
+            sqlx::query(
+                "UPDATE archive_batches SET \
+                 ids = (SELECT json_group_array(j.value) FROM json_each(archive_batches.ids) AS j \
+                        WHERE j.value NOT IN (SELECT value FROM json_each(?2))), \
+                 row_count = (SELECT COUNT(*) FROM archive_exported WHERE batch_key = ?1) \
+                 WHERE key = ?1",
+            )
+            .bind(key)
+            .bind(ids_json(removed))
+            .execute(&mut *tx)
+            .await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
     async fn set_batch_state(&self, key: &str, state: BatchState) -> Result<(), StoreError> {
         sqlx::query("UPDATE archive_batches SET state = ?2 WHERE key = ?1")
             .bind(key)
@@ -316,6 +398,20 @@ impl MaintenanceStore for SqliteStore {
             .await?;
         Ok(())
     }
+}
+
+/// `archive_batches`' (key, namespace, ids, state).
+type BatchRow = (String, String, String, String);
+
+fn decode_batch((key, namespace, ids, state): BatchRow) -> Result<ArchiveBatch, StoreError> {
+    let bad = |reason: String| corrupt(&format!("archive_batches/{key}"), reason);
+    let ids: Vec<String> = serde_json::from_str(&ids).map_err(|e| bad(e.to_string()))?;
+    Ok(ArchiveBatch {
+        state: BatchState::parse(&state).ok_or_else(|| bad(format!("state {state:?}")))?,
+        ids: parse_ids(ids)?,
+        key,
+        namespace,
+    })
 }
 
 /// The ids of the oldest `limit` matching rows (of `namespace`, if given).

@@ -81,6 +81,39 @@ pub enum ForgetSelector {
     Filter(ForgetFilter),
 }
 
+/// What a forget reached, by where the copies were. An id can be in two places at once (a
+/// restored row whose object still exists is in `hot` and `exported`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Forgotten {
+    /// Rows of `memories` (their index points must go).
+    pub hot: Vec<MemoryId>,
+    /// Rows of `memories_archive`.
+    pub archived: Vec<MemoryId>,
+    /// Copies in exported archive objects. A soft forget leaves them there (restore skips
+    /// them); a hard forget leaves them until `hindsight archive purge` rewrites the objects.
+    pub exported: Vec<MemoryId>,
+}
+
+impl Forgotten {
+    pub fn is_empty(&self) -> bool {
+        self.hot.is_empty() && self.archived.is_empty() && self.exported.is_empty()
+    }
+
+    /// Every id forgotten, once each, sorted.
+    pub fn ids(&self) -> Vec<MemoryId> {
+        let mut ids: Vec<_> = self
+            .hot
+            .iter()
+            .chain(&self.archived)
+            .chain(&self.exported)
+            .copied()
+            .collect();
+        ids.sort();
+        ids.dedup();
+        ids
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct ForgetFilter {
     pub namespace: Namespace,
@@ -294,13 +327,18 @@ pub trait MemoryStore: Send + Sync + 'static {
     /// Add `count` to access_count and move last_accessed_at to `at` (if later), per row.
     async fn record_access(&self, hits: &[AccessHit]) -> Result<(), StoreError>;
 
-    /// Soft forget: status `forgotten`, index pending. Hard: rows deleted. Returns affected ids.
+    /// Forget every copy the selector matches, in one transaction: the hot row, the archived
+    /// row and the copies in exported objects (as `archive_exported` lists them). Soft: status
+    /// `forgotten` (hot rows index pending), rows kept for audit. Hard: rows deleted (the
+    /// exported copies stay until a purge rewrites their objects). Either way every id gets a
+    /// tombstone (`forgotten`), which keeps a restore from bringing it back; a hard one
+    /// upgrades a soft one. Copies already forgotten the same way are not counted again.
     async fn forget(
         &self,
         selector: &ForgetSelector,
         hard: bool,
         at: DateTime<Utc>,
-    ) -> Result<Vec<MemoryId>, StoreError>;
+    ) -> Result<Forgotten, StoreError>;
 
     /// The expire job's batch: up to `limit` active rows whose `expires_at` is at or before `now`
     /// become `expired` (index pending) in one statement; returns them as they now are, soonest

@@ -10,7 +10,7 @@ use sqlx::Row;
 use sqlx::postgres::{PgPool, PgPoolOptions, PgRow};
 
 use super::{
-    AccessHit, COLUMNS, COUNTS_SQL, CountRow, ForgetSelector, LexicalHit, LexicalQuery,
+    AccessHit, COLUMNS, COUNTS_SQL, CountRow, ForgetSelector, Forgotten, LexicalHit, LexicalQuery,
     MemoryStore, MergeUpdate, StoreError, StoreLock, count_row, insert_error,
     parse_type_and_status, soonest_expiry_first,
 };
@@ -459,8 +459,8 @@ impl MemoryStore for PostgresStore {
         selector: &ForgetSelector,
         hard: bool,
         at: DateTime<Utc>,
-    ) -> Result<Vec<MemoryId>, StoreError> {
-        // One WHERE clause for both selectors; unused parameters are NULL.
+    ) -> Result<Forgotten, StoreError> {
+        // One WHERE clause for every table and both selectors; unused parameters are NULL.
         let (id, namespace, memory_type, entity, created_before) = match selector {
             ForgetSelector::Id(id) => (Some(*id), None, None, None, None),
             ForgetSelector::Filter(f) => (
@@ -474,35 +474,69 @@ impl MemoryStore for PostgresStore {
         let filter = "($1::uuid IS NULL OR id = $1) AND ($2::text IS NULL OR namespace = $2) \
              AND ($3::text IS NULL OR memory_type = $3) AND ($4::text IS NULL OR entity = $4) \
              AND ($5::timestamptz IS NULL OR created_at < $5)";
+        // Every copy in one statement, tombstones included; (where, id) rows come back.
+        // Hard means gone everywhere the database holds it: the vectors too.
+        // The exported copies stay listed until a purge rewrites their objects.
+        let exported = format!(
+            "exported AS (SELECT DISTINCT id FROM archive_exported WHERE {filter} AND NOT EXISTS \
+             (SELECT 1 FROM forgotten AS f WHERE f.id = archive_exported.id {}))",
+            if hard { "AND f.mode = 'hard'" } else { "" }
+        );
         let sql = if hard {
-            // Hard means gone everywhere the database holds it: the archive table and the
-            // vectors too.
             format!(
-                "WITH archived AS (DELETE FROM memories_archive WHERE {filter} RETURNING id), \
-                 hot AS (DELETE FROM memories WHERE {filter} RETURNING id), \
-                 gone AS (SELECT id FROM hot UNION ALL SELECT id FROM archived), \
-                 vectors AS (DELETE FROM memory_vectors WHERE id IN (SELECT id FROM gone)) \
-                 SELECT id FROM gone"
+                "WITH hot AS (DELETE FROM memories WHERE {filter} RETURNING id), \
+                 archived AS (DELETE FROM memories_archive WHERE {filter} RETURNING id), \
+                 {exported}, \
+                 vectors AS (DELETE FROM memory_vectors WHERE id IN \
+                   (SELECT id FROM hot UNION ALL SELECT id FROM archived)), \
+                 found AS (SELECT 0 AS place, id FROM hot UNION ALL SELECT 1, id FROM archived \
+                   UNION ALL SELECT 2, id FROM exported), \
+                 tombstones AS (INSERT INTO forgotten (id, mode, forgotten_at) \
+                   SELECT DISTINCT id, 'hard', $6::timestamptz FROM found \
+                   ON CONFLICT (id) DO UPDATE SET mode = 'hard', forgotten_at = excluded.forgotten_at \
+                   WHERE forgotten.mode <> 'hard') \
+                 SELECT DISTINCT place, id FROM found"
             )
         } else {
             format!(
-                "UPDATE memories SET status = 'forgotten', updated_at = $6, index_pending = TRUE \
-                 WHERE {filter} AND status <> 'forgotten' RETURNING id"
+                "WITH hot AS (UPDATE memories SET status = 'forgotten', updated_at = $6, \
+                   index_pending = TRUE WHERE {filter} AND status <> 'forgotten' RETURNING id), \
+                 archived AS (UPDATE memories_archive SET status = 'forgotten', updated_at = $6 \
+                   WHERE {filter} AND status <> 'forgotten' RETURNING id), \
+                 {exported}, \
+                 found AS (SELECT 0 AS place, id FROM hot UNION ALL SELECT 1, id FROM archived \
+                   UNION ALL SELECT 2, id FROM exported), \
+                 tombstones AS (INSERT INTO forgotten (id, mode, forgotten_at) \
+                   SELECT DISTINCT id, 'soft', $6::timestamptz FROM found \
+                   ON CONFLICT (id) DO NOTHING) \
+                 SELECT DISTINCT place, id FROM found"
             )
         };
-        let mut query = sqlx::query(sqlx::AssertSqlSafe(sql))
+        let rows: Vec<(i32, MemoryId)> = sqlx::query_as(sqlx::AssertSqlSafe(sql))
             .bind(id)
             .bind(namespace)
             .bind(memory_type)
             .bind(entity)
-            .bind(created_before);
-        if !hard {
-            query = query.bind(ms(at));
+            .bind(created_before)
+            .bind(ms(at))
+            .fetch_all(&self.pool)
+            .await?;
+        let mut forgotten = Forgotten::default();
+        for (place, id) in rows {
+            match place {
+                0 => forgotten.hot.push(id),
+                1 => forgotten.archived.push(id),
+                _ => forgotten.exported.push(id),
+            }
         }
-        let rows = query.fetch_all(&self.pool).await?;
-        rows.iter()
-            .map(|row| Ok(row.try_get::<MemoryId, _>("id")?))
-            .collect()
+        for ids in [
+            &mut forgotten.hot,
+            &mut forgotten.archived,
+            &mut forgotten.exported,
+        ] {
+            ids.sort();
+        }
+        Ok(forgotten)
     }
 
     async fn expire_due(

@@ -16,7 +16,7 @@ use sqlx::sqlite::{
 };
 
 use super::{
-    AccessHit, COLUMNS, COUNTS_SQL, CountRow, ForgetSelector, LexicalHit, LexicalQuery,
+    AccessHit, COLUMNS, COUNTS_SQL, CountRow, ForgetSelector, Forgotten, LexicalHit, LexicalQuery,
     MemoryStore, MergeUpdate, StoreError, StoreLock, corrupt, count_row, insert_error,
     parse_type_and_status, soonest_expiry_first,
 };
@@ -426,8 +426,8 @@ impl MemoryStore for SqliteStore {
         selector: &ForgetSelector,
         hard: bool,
         at: DateTime<Utc>,
-    ) -> Result<Vec<MemoryId>, StoreError> {
-        // One WHERE clause for both selectors; unused parameters are NULL.
+    ) -> Result<Forgotten, StoreError> {
+        // One WHERE clause for every table and both selectors; unused parameters are NULL.
         let (id, namespace, memory_type, entity, created_before) = match selector {
             ForgetSelector::Id(id) => (Some(id.to_string()), None, None, None, None),
             ForgetSelector::Filter(f) => (
@@ -441,40 +441,67 @@ impl MemoryStore for SqliteStore {
         let filter = "(?1 IS NULL OR id = ?1) AND (?2 IS NULL OR namespace = ?2) \
              AND (?3 IS NULL OR memory_type = ?3) AND (?4 IS NULL OR entity = ?4) \
              AND (?5 IS NULL OR created_at < ?5)";
-        // Hard means gone everywhere the database holds it: the archive table too.
+        // (hot, archived, exported): hard means gone everywhere the database holds it. The
+        // exported copies stay listed until a purge rewrites their objects.
+        let exported = format!(
+            "SELECT DISTINCT id FROM archive_exported WHERE {filter} AND NOT EXISTS \
+             (SELECT 1 FROM forgotten AS f WHERE f.id = archive_exported.id {})",
+            if hard { "AND f.mode = 'hard'" } else { "" }
+        );
         let statements = if hard {
-            vec![
-                format!("DELETE FROM memories_archive WHERE {filter} RETURNING id"),
+            [
                 format!("DELETE FROM memories WHERE {filter} RETURNING id"),
+                format!("DELETE FROM memories_archive WHERE {filter} RETURNING id"),
+                exported,
             ]
         } else {
-            vec![format!(
-                "UPDATE memories SET status = 'forgotten', updated_at = ?6, index_pending = 1 \
-                 WHERE {filter} AND status <> 'forgotten' RETURNING id"
-            )]
+            [
+                format!(
+                    "UPDATE memories SET status = 'forgotten', updated_at = ?6, index_pending = 1 \
+                     WHERE {filter} AND status <> 'forgotten' RETURNING id"
+                ),
+                format!(
+                    "UPDATE memories_archive SET status = 'forgotten', updated_at = ?6 \
+                     WHERE {filter} AND status <> 'forgotten' RETURNING id"
+                ),
+                exported,
+            ]
         };
         let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
-        let mut rows = Vec::new();
-        for sql in statements {
-            rows.extend(
-                sqlx::query(sqlx::AssertSqlSafe(sql))
-                    .bind(&id)
-                    .bind(&namespace)
-                    .bind(memory_type)
-                    .bind(&entity)
-                    .bind(created_before)
-                    .bind(ms(at))
-                    .fetch_all(&mut *tx)
-                    .await?,
-            );
+        let mut found: [Vec<MemoryId>; 3] = Default::default();
+        for (sql, ids) in statements.into_iter().zip(found.iter_mut()) {
+            let rows: Vec<String> = sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
+                .bind(&id)
+                .bind(&namespace)
+                .bind(memory_type)
+                .bind(&entity)
+                .bind(created_before)
+                .bind(ms(at))
+                .fetch_all(&mut *tx)
+                .await?;
+            *ids = parse_ids(rows)?;
+            ids.sort();
+            ids.dedup();
         }
+        let [hot, archived, exported] = found;
+        let forgotten = Forgotten {
+            hot,
+            archived,
+            exported,
+        };
+        sqlx::query(
+            "INSERT INTO forgotten (id, mode, forgotten_at) \
+             SELECT value, ?2, ?3 FROM json_each(?1) WHERE true \
+             ON CONFLICT (id) DO UPDATE SET mode = 'hard', forgotten_at = excluded.forgotten_at \
+             WHERE excluded.mode = 'hard' AND forgotten.mode <> 'hard'",
+        )
+        .bind(ids_json(&forgotten.ids()))
+        .bind(if hard { "hard" } else { "soft" })
+        .bind(ms(at))
+        .execute(&mut *tx)
+        .await?;
         tx.commit().await?;
-        rows.iter()
-            .map(|row| {
-                let text: String = row.try_get("id")?;
-                MemoryId::parse_str(&text).map_err(|e| corrupt(&text, e.to_string()))
-            })
-            .collect()
+        Ok(forgotten)
     }
 
     async fn expire_due(

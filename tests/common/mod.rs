@@ -22,6 +22,16 @@ use rmcp::transport::{ConfigureCommandExt, StreamableHttpClientTransport, TokioC
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::Value;
 
+/// Five ways a user asked for the same thing: one cluster for the distill job, whichever
+/// embedder (they share most of their words).
+pub const ALIKE_EPISODES: [&str; 5] = [
+    "On Monday the user asked for the quarterly sales report and wanted every data source cited",
+    "The user requested the quarterly sales report again and insisted that every data source be cited",
+    "For the quarterly sales report the user asked that each data source be cited at the end",
+    "The user sent back the quarterly sales report because a data source was not cited",
+    "Again the user wanted the quarterly sales report with every data source cited in full",
+];
+
 pub async fn open_index(dir: &Path, dimension: usize) -> Arc<EdgeIndex> {
     Arc::new(
         EdgeIndex::open(&dir.join("index"), dimension, HnswParams::default())

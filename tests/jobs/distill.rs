@@ -615,6 +615,19 @@ pub async fn candidates_are_approved_through_the_write_path_and_rejected_with_a_
         matches!(err, ReviewError::Invalid { field: "note", .. }),
         "{err}"
     );
+    // NUL is refused alike on both stores (PostgreSQL could not store it), naming the field.
+    for (note, reviewer, field) in [
+        ("too\0vague", "ana", "note"),
+        ("too vague", "a\0na", "reviewer"),
+    ] {
+        let err = review::reject(f.db.as_ref(), vague.id, note, Some(reviewer))
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(err, ReviewError::Invalid { field: f, .. } if f == field),
+            "{err}"
+        );
+    }
     let rejected = review::reject(f.db.as_ref(), vague.id, "too vague", Some("ana"))
         .await
         .unwrap();

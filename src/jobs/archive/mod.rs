@@ -7,10 +7,14 @@
 //!   and verified, and only then deleted from the table (`exported`). A crash at any point
 //!   leaves a staged batch that the next run writes again under the same key.
 //!
-//! `hindsight archive restore` brings rows back (by id, namespace or batch key). Archived rows
-//! are never returned by search: they are not in `memories` any more.
+//! `hindsight archive restore` brings rows back (by id, namespace or batch key), never a
+//! forgotten one. Archived rows are never returned by search: they are not in `memories` any
+//! more. With the object sink, each run first clears what a killed write left (staging files)
+//! and purges forgotten memories from exported objects (`purge.rs`, also `hindsight archive
+//! purge`).
 
 pub mod object;
+pub mod purge;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -111,6 +115,19 @@ impl Job for Archive {
         };
         stats.details.insert("sink".into(), json!(self.sink.name()));
         let total = ctx.db.count_cold(&cold).await? as u64;
+        if let Sink::Object(sink) = &self.sink {
+            // What a killed run left: staging files of writes it never finished (the export
+            // rewrites those objects whole), and forgotten memories still in exported objects.
+            let partial = sink.partial_files(!ctx.dry_run).await?;
+            let purged = purge::purge(ctx.db.as_ref(), sink, ctx.dry_run).await?;
+            let (partial_key, purge_key) = if ctx.dry_run {
+                ("would_remove_partial_files", "would_purge")
+            } else {
+                ("partial_files_removed", "purged")
+            };
+            stats.details.insert(partial_key.into(), json!(partial));
+            stats.details.insert(purge_key.into(), json!(purged));
+        }
         if ctx.dry_run {
             stats.examined = total;
             stats.details.insert(
@@ -239,6 +256,8 @@ pub struct RestoreReport {
     pub restored: usize,
     /// Left in the archive: an active memory holds the same (namespace, entity, attribute).
     pub skipped: Vec<MemoryId>,
+    /// Not brought back: forgotten since they were archived.
+    pub forgotten: Vec<MemoryId>,
     /// Restored rows put back into the vector index.
     pub indexed: usize,
 }
@@ -278,13 +297,18 @@ pub async fn restore(
         batches = db.batches(BatchState::Exported, Some(selector)).await?;
         for batch in batches.iter().rev() {
             let rows = objects.read(&batch.key).await?;
-            let wanted: Vec<_> = rows
+            let mut wanted: Vec<_> = rows
                 .into_iter()
                 .filter(|r| match selector {
                     RestoreSelector::Ids(ids) => ids.contains(&r.memory.id),
                     RestoreSelector::Namespace(ns) => &r.memory.namespace == ns,
                 })
                 .collect();
+            // A forgotten memory's copy stays where it is (`unpack` would skip it too).
+            let ids: Vec<_> = wanted.iter().map(|r| r.memory.id).collect();
+            let forgotten = db.forgotten_among(&ids).await?;
+            wanted.retain(|r| !forgotten.contains(&r.memory.id));
+            report.forgotten.extend(forgotten);
             db.unpack(&wanted).await?;
         }
     }
@@ -295,14 +319,24 @@ pub async fn restore(
             .await?;
         report.restored += batch.restored.len();
         report.skipped.extend(batch.skipped);
+        report.forgotten.extend(batch.forgotten);
         after = batch.next_after;
         if after.is_none() {
             break;
         }
     }
-    // An object whose every row is back is done with.
+    report.forgotten.sort();
+    report.forgotten.dedup();
+    // An object whose every row is back (or forgotten for good) is done with.
     for batch in batches {
-        if db.get_many(&batch.ids).await?.len() == batch.ids.len() {
+        let mut settled: std::collections::HashSet<_> = db
+            .get_many(&batch.ids)
+            .await?
+            .iter()
+            .map(|m| m.id)
+            .collect();
+        settled.extend(db.forgotten_among(&batch.ids).await?);
+        if settled.len() >= batch.ids.len() {
             db.set_batch_state(&batch.key, BatchState::Restored).await?;
         }
     }

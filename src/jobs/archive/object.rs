@@ -25,16 +25,20 @@ pub enum SinkError {
 pub struct ObjectSink {
     store: Arc<dyn ObjectStore>,
     url: String,
+    /// The directory of a `file://` sink, where a killed write leaves its staging file.
+    local_root: Option<std::path::PathBuf>,
 }
 
 impl ObjectSink {
     /// `file:///absolute/dir` (created if missing) or `s3://bucket[/prefix]`.
     pub fn from_url(url: &str) -> Result<Self, String> {
+        let mut local_root = None;
         let store: Arc<dyn ObjectStore> = if let Some(dir) = url.strip_prefix("file://") {
             if !dir.starts_with('/') {
                 return Err(format!("{url:?}: a file:// URL needs an absolute path"));
             }
             std::fs::create_dir_all(dir).map_err(|e| format!("{url:?}: {e}"))?;
+            local_root = Some(std::path::PathBuf::from(dir));
             // fsync: the rows are deleted once the object is written, so it must be on disk.
             Arc::new(
                 LocalFileSystem::new_with_prefix(dir)
@@ -64,6 +68,7 @@ impl ObjectSink {
         Ok(Self {
             store,
             url: url.to_owned(),
+            local_root,
         })
     }
 
@@ -108,14 +113,22 @@ impl ObjectSink {
     }
 
     pub async fn read(&self, key: &str) -> Result<Vec<ArchivedRow>, SinkError> {
-        let bytes = self
-            .store
-            .get(&Path::from(key))
-            .await
-            .map_err(|e| self.store_error(e))?
-            .bytes()
-            .await
-            .map_err(|e| self.store_error(e))?;
+        self.read_if_exists(key)
+            .await?
+            .ok_or_else(|| SinkError::Object {
+                key: key.to_owned(),
+                message: "not found".to_owned(),
+            })
+    }
+
+    /// The object's rows, or `None` when there is no object under `key`.
+    pub async fn read_if_exists(&self, key: &str) -> Result<Option<Vec<ArchivedRow>>, SinkError> {
+        let got = match self.store.get(&Path::from(key)).await {
+            Ok(got) => got,
+            Err(object_store::Error::NotFound { .. }) => return Ok(None),
+            Err(e) => return Err(self.store_error(e)),
+        };
+        let bytes = got.bytes().await.map_err(|e| self.store_error(e))?;
         let object = |message: String| SinkError::Object {
             key: key.to_owned(),
             message,
@@ -123,7 +136,32 @@ impl ObjectSink {
         tokio::task::spawn_blocking(move || decode(&bytes))
             .await
             .map_err(|e| object(e.to_string()))?
+            .map(Some)
             .map_err(object)
+    }
+
+    /// Delete the object under `key` (no object there is not an error).
+    pub async fn delete(&self, key: &str) -> Result<(), SinkError> {
+        match self.store.delete(&Path::from(key)).await {
+            Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+            Err(e) => Err(self.store_error(e)),
+        }
+    }
+
+    /// Staging files a killed write left in a `file://` sink: `<key>#<n>`, which the local
+    /// store writes first and renames into place (S3 puts are atomic and leave none). With
+    /// `remove`, they are deleted. Only call this while no write can be under way: under the
+    /// archive job's guards. Returns how many there are (were).
+    pub async fn partial_files(&self, remove: bool) -> Result<usize, SinkError> {
+        let Some(root) = self.local_root.clone() else {
+            return Ok(0);
+        };
+        let url = self.url.clone();
+        tokio::task::spawn_blocking(move || staging_files(&root, remove))
+            .await
+            .map_err(|e| e.to_string())
+            .and_then(|found| found.map_err(|e| e.to_string()))
+            .map_err(|message| SinkError::Store { url, message })
     }
 
     fn store_error(&self, e: object_store::Error) -> SinkError {
@@ -132,6 +170,37 @@ impl ObjectSink {
             message: e.to_string(),
         }
     }
+}
+
+/// Files under `root` named like object_store's staging files (`…#<digits>`); removed when
+/// `remove`.
+fn staging_files(root: &std::path::Path, remove: bool) -> std::io::Result<usize> {
+    let mut found = 0;
+    let mut dirs = vec![root.to_path_buf()];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir)? {
+            let entry = entry?;
+            let path = entry.path();
+            if entry.file_type()?.is_dir() {
+                dirs.push(path);
+                continue;
+            }
+            let name = entry.file_name();
+            let is_staging =
+                name.to_str()
+                    .and_then(|n| n.rsplit_once('#'))
+                    .is_some_and(|(stem, n)| {
+                        !stem.is_empty() && !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())
+                    });
+            if is_staging {
+                found += 1;
+                if remove {
+                    std::fs::remove_file(&path)?;
+                }
+            }
+        }
+    }
+    Ok(found)
 }
 
 fn encode(rows: &[ArchivedRow]) -> std::io::Result<Vec<u8>> {
