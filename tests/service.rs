@@ -226,7 +226,7 @@ async fn ranking_combines_similarity_recency_and_importance() {
         .unwrap();
     assert_eq!(result.memories.first().map(|m| m.id), Some(relevant));
     for m in &result.memories {
-        let expected = 0.7 * m.similarity + 0.2 * m.recency + 0.1 * m.importance;
+        let expected = 0.7 * m.relevance + 0.2 * m.recency + 0.1 * m.importance;
         assert!(
             (m.score - expected).abs() < 1e-9,
             "score is the documented blend"
@@ -383,6 +383,219 @@ async fn search_records_access_filters_time_range_and_types() {
     assert_eq!(june_row.access_count, 2);
     assert_eq!(july_row.access_count, 1);
     assert!(july_row.last_accessed_at.is_some());
+}
+
+/// The full-text arm on its own, then fused with the dense one: both apply every filter
+/// (namespace, type, time range) where they run, and expired, forgotten, archived and (unless
+/// asked) deprecated rows never surface through either; a Chinese query finds Chinese
+/// memories; every hit shows the arms' evidence.
+#[tokio::test]
+async fn both_search_arms_apply_every_filter_and_read_chinese() {
+    use hindsight::configuration::SearchArms;
+    use hindsight::store::MaintenanceStore;
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(
+        SqliteStore::open(&dir.path().join("hindsight.db"))
+            .await
+            .unwrap(),
+    );
+    let embedder = Arc::new(BuiltinEmbedder::new());
+    let index = common::open_index(dir.path(), embedder.dimension()).await;
+    let service = |arms| {
+        let (store, index, embedder) = (store.clone(), index.clone(), embedder.clone());
+        async move {
+            hindsight::service::MemoryService::start(
+                store,
+                index,
+                embedder,
+                hindsight::service::Rules {
+                    search_arms: arms,
+                    ..hindsight::service::Rules::default()
+                },
+            )
+            .await
+            .unwrap()
+        }
+    };
+    let writer = service(SearchArms::Hybrid).await;
+    let write_in = |ns: &str, text: &str, kind: &str| WriteRequest {
+        namespace: Some(ns.into()),
+        memory_type: Some(kind.into()),
+        ..write(text)
+    };
+    let id = |r: hindsight::service::WriteResult| r.memory_id.unwrap();
+    let paid = id(writer
+        .write(&write_in(
+            "acme",
+            "Invoice QX-7731 was paid by the finance team",
+            "episodic",
+        ))
+        .await
+        .unwrap());
+    let old_fact = id(writer
+        .write(&WriteRequest {
+            entity: Some("invoice QX-7731".into()),
+            attribute: Some("status".into()),
+            ..write_in("acme", "Invoice QX-7731 status: open", "semantic")
+        })
+        .await
+        .unwrap());
+    let new_fact = id(writer
+        .write(&WriteRequest {
+            entity: Some("invoice QX-7731".into()),
+            attribute: Some("status".into()),
+            ..write_in("acme", "Invoice QX-7731 status: settled", "semantic")
+        })
+        .await
+        .unwrap());
+    let forgotten = id(writer
+        .write(&write_in(
+            "acme",
+            "Invoice QX-7731 reminder email drafted",
+            "episodic",
+        ))
+        .await
+        .unwrap());
+    writer
+        .forget(&ForgetRequest {
+            memory_id: Some(forgotten.to_string()),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let archived = id(writer
+        .write(&write_in(
+            "acme",
+            "Invoice QX-7731 scanned copy filed",
+            "episodic",
+        ))
+        .await
+        .unwrap());
+    store
+        .archive_ids_to_table(&[archived], Utc::now())
+        .await
+        .unwrap();
+    let expired = insert_direct(
+        &*store,
+        "acme",
+        "Invoice QX-7731 payment link, expired",
+        Utc::now() - Duration::days(3),
+        Some(Utc::now() - Duration::days(1)),
+    )
+    .await;
+    let june = insert_direct(
+        &*store,
+        "acme",
+        "Invoice QX-7731 first sent in June",
+        "2024-06-10T10:00:00Z".parse().unwrap(),
+        None,
+    )
+    .await;
+    let elsewhere = id(writer
+        .write(&write_in(
+            "globex",
+            "Invoice QX-7731 of another tenant",
+            "episodic",
+        ))
+        .await
+        .unwrap());
+    let coffee = id(writer
+        .write(&write_in("acme", "用户喜欢喝咖啡，不喜欢茶", "semantic"))
+        .await
+        .unwrap());
+    writer.repair_index().await.unwrap();
+    writer.flush().await.unwrap();
+    drop(writer);
+
+    for arms in [SearchArms::Lexical, SearchArms::Hybrid] {
+        let service = service(arms).await;
+        let ids = |request: SearchRequest| {
+            let service = &service;
+            async move {
+                let mut ids: Vec<_> = service
+                    .search(&request)
+                    .await
+                    .unwrap()
+                    .memories
+                    .into_iter()
+                    .map(|m| m.id)
+                    .collect();
+                ids.sort();
+                ids
+            }
+        };
+        let query = |text: &str| SearchRequest {
+            namespace: Some("acme".into()),
+            top_k: Some(20),
+            ..search(text)
+        };
+        // The lexical arm returns exactly the matches; the dense arm adds neighbours too.
+        let matches = |found: Vec<_>, wanted: Vec<_>| {
+            let mut wanted: Vec<hindsight::domain::MemoryId> = wanted;
+            wanted.sort();
+            if arms == SearchArms::Lexical {
+                found == wanted
+            } else {
+                wanted.iter().all(|id| found.contains(id))
+            }
+        };
+        assert!(
+            matches(ids(query("QX-7731")).await, vec![paid, new_fact, june]),
+            "{arms:?}"
+        );
+        for never in [forgotten, archived, expired, elsewhere, old_fact] {
+            assert!(
+                !ids(query("invoice QX-7731")).await.contains(&never),
+                "{arms:?}"
+            );
+        }
+        let with_old = ids(SearchRequest {
+            include_deprecated: Some(true),
+            ..query("QX-7731")
+        })
+        .await;
+        assert!(
+            with_old.contains(&old_fact),
+            "{arms:?}: deprecated when asked"
+        );
+        let semantic = ids(SearchRequest {
+            memory_types: Some(vec!["semantic".into()]),
+            ..query("QX-7731")
+        })
+        .await;
+        assert!(matches(semantic.clone(), vec![new_fact]), "{arms:?}");
+        assert!(!semantic.contains(&paid) && !semantic.contains(&old_fact));
+        let in_june = ids(SearchRequest {
+            time_range: Some(TimeRange {
+                from: Some("2024-06-01T00:00:00Z".into()),
+                to: Some("2024-06-30T23:59:59Z".into()),
+            }),
+            ..query("QX-7731")
+        })
+        .await;
+        assert_eq!(
+            in_june,
+            vec![june],
+            "{arms:?}: nothing else was created in June"
+        );
+        let chinese = service.search(&query("咖啡")).await.unwrap().memories;
+        assert_eq!(chinese[0].id, coffee, "{arms:?}");
+        assert_eq!(chinese[0].lexical_rank, Some(1));
+        let hit = &service
+            .search(&query("QX-7731 paid"))
+            .await
+            .unwrap()
+            .memories[0];
+        assert_eq!(hit.id, paid, "{arms:?}");
+        assert_eq!(hit.lexical_rank, Some(1), "{arms:?}: {hit:?}");
+        assert!(hit.lexical_score.unwrap() > 0.0 && hit.similarity > 0.0);
+        assert!((0.0..=1.0).contains(&hit.relevance));
+        assert_eq!(
+            hit.dense_rank.is_some(),
+            arms == SearchArms::Hybrid,
+            "{hit:?}"
+        );
+    }
 }
 
 #[tokio::test]
@@ -712,7 +925,10 @@ async fn rows_written_before_a_failed_index_write_are_indexed_on_restart() {
             .search(&search("staging database region"))
             .await
             .unwrap();
-        assert!(found.memories.is_empty(), "not in the index yet");
+        assert!(
+            found.memories.iter().all(|m| m.dense_rank.is_none()),
+            "not in the vector index yet (the full-text index, written with the row, finds it)"
+        );
         result.memory_id.unwrap()
     };
     let pending = SqliteStore::open(&dir.path().join("hindsight.db"))

@@ -144,6 +144,9 @@ fn lexical(namespace: &str, text: &str) -> LexicalQuery {
         memory_types: vec![],
         statuses: vec![Status::Active],
         terms: hindsight::lexical::query_terms(text),
+        now: Utc::now(),
+        created_from: None,
+        created_to: None,
         limit: 10,
     }
 }
@@ -190,9 +193,11 @@ pub async fn lexical_search_matches_words_and_chinese(store: &dyn Database) {
         .lexical_search(&lexical("default", "report data sources"))
         .await
         .unwrap();
-    assert_eq!(hits.len(), 1, "{hits:?}");
+    // Words are stemmed: "reports" matches "report" too, but fewer terms rank lower.
+    assert_eq!(hits.len(), 2, "{hits:?}");
     assert_eq!(hits[0].id, report.id);
-    assert!(hits[0].score > 0.0);
+    assert_eq!(hits[1].id, other_report.id);
+    assert!(hits[0].score > hits[1].score && hits[1].score > 0.0);
     // More shared terms rank higher.
     let hits = lexical_ids(store, &lexical("default", "report on friday")).await;
     assert_eq!(hits, vec![other_report.id, report.id]);
@@ -214,9 +219,30 @@ pub async fn lexical_search_matches_words_and_chinese(store: &dyn Database) {
 
     let mut semantic_only = lexical("default", "report");
     semantic_only.memory_types = vec![MemoryType::Semantic];
+    assert_eq!(
+        lexical_ids(store, &semantic_only).await,
+        vec![other_report.id],
+        "'reports' stems to 'report'; the type filter applies"
+    );
+    let mut payroll = memory("default", MemoryType::Working, "Payroll runs on Friday");
+    payroll.expires_at = Some(Utc::now() + Duration::days(1));
+    store.insert(&payroll).await.unwrap();
+    let friday = |now| {
+        let mut query = lexical("default", "friday");
+        query.now = now;
+        query
+    };
+    assert_eq!(lexical_ids(store, &friday(Utc::now())).await.len(), 2);
+    assert_eq!(
+        lexical_ids(store, &friday(Utc::now() + Duration::days(2))).await,
+        vec![other_report.id],
+        "expired by then, inside the query"
+    );
+    let mut in_range = lexical("default", "report");
+    in_range.created_to = Some(report.created_at - Duration::seconds(1));
     assert!(
-        lexical_ids(store, &semantic_only).await.is_empty(),
-        "'reports' is another word"
+        lexical_ids(store, &in_range).await.is_empty(),
+        "created after the range"
     );
     let mut with_forgotten = lexical("default", "sources");
     with_forgotten.statuses = vec![Status::Active, Status::Forgotten];
@@ -892,6 +918,11 @@ async fn sqlite_upgrade_fills_the_lexical_index_of_existing_rows() {
         vec![ids[0]]
     );
     assert_eq!(
+        lexical_ids(&store, &lexical("default", "backup")).await,
+        vec![ids[0]],
+        "indexed under today's rules (stemmed)"
+    );
+    assert_eq!(
         lexical_ids(&store, &lexical("default", "咖啡")).await,
         vec![ids[1]]
     );
@@ -947,7 +978,80 @@ async fn postgres_upgrade_fills_the_lexical_index_of_existing_rows() {
         vec![ids[0]]
     );
     assert_eq!(
+        lexical_ids(&store, &lexical("default", "backup")).await,
+        vec![ids[0]],
+        "indexed under today's rules (stemmed)"
+    );
+    assert_eq!(
         lexical_ids(&store, &lexical("default", "咖啡")).await,
         vec![ids[1]]
+    );
+}
+
+/// Rows whose terms were made under older rules (`meta.lexical_version` behind, words not
+/// stemmed) are indexed again when the store opens, hot and archived rows alike.
+#[tokio::test]
+async fn sqlite_reindexes_terms_made_under_older_rules() {
+    use hindsight::store::MaintenanceStore;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("hindsight.db");
+    let (hot, cold) = (
+        memory(
+            "default",
+            MemoryType::Episodic,
+            "Caroline was researching adoption agencies",
+        ),
+        memory("default", MemoryType::Episodic, "Melanie painted sunsets"),
+    );
+    {
+        let store = SqliteStore::open(&path).await.unwrap();
+        store.insert(&hot).await.unwrap();
+        store.insert(&cold).await.unwrap();
+        store
+            .archive_ids_to_table(&[cold.id], Utc::now())
+            .await
+            .unwrap();
+        for (table, id, terms) in [
+            (
+                "memories",
+                hot.id,
+                "caroline was researching adoption agencies",
+            ),
+            ("memories_archive", cold.id, "melanie painted sunsets"),
+        ] {
+            sqlx::query(sqlx::AssertSqlSafe(format!(
+                "UPDATE {table} SET lexical = ?2 WHERE id = ?1"
+            )))
+            .bind(id.to_string())
+            .bind(terms)
+            .execute(store.pool())
+            .await
+            .unwrap();
+        }
+        store.meta_set("lexical_version", "1").await.unwrap();
+        assert!(
+            lexical_ids(&store, &lexical("default", "research"))
+                .await
+                .is_empty()
+        );
+    }
+    let store = SqliteStore::open(&path).await.unwrap();
+    assert_eq!(
+        lexical_ids(&store, &lexical("default", "research")).await,
+        vec![hot.id]
+    );
+    assert_eq!(
+        store.meta_get("lexical_version").await.unwrap().as_deref(),
+        Some(hindsight::lexical::VERSION)
+    );
+    let restored = store
+        .restore_from_table(&RestoreSelector::Ids(vec![cold.id]), None, 10, Utc::now())
+        .await
+        .unwrap();
+    assert_eq!(restored.restored, vec![cold.id]);
+    assert_eq!(
+        lexical_ids(&store, &lexical("default", "sunset")).await,
+        vec![cold.id],
+        "the archived row's terms were redone too"
     );
 }

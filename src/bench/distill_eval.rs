@@ -11,7 +11,6 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
-use chrono::{DateTime, Duration, NaiveDateTime, Utc};
 use serde::Serialize;
 use serde_json::{Value, json};
 
@@ -63,19 +62,6 @@ pub struct DistillEvalReport {
 /// Candidates shown in the report.
 const EXAMPLES: usize = 12;
 
-struct Turn {
-    dia_id: String,
-    content: String,
-    at: DateTime<Utc>,
-}
-
-struct Conversation {
-    namespace: String,
-    turns: Vec<Turn>,
-    /// (fact, its evidence turns)
-    facts: Vec<(String, Vec<String>)>,
-}
-
 pub async fn distill_eval(
     locomo: &Path,
     scratch: &Path,
@@ -83,12 +69,7 @@ pub async fn distill_eval(
     env: &JobEnv,
     options: &DistillEvalOptions,
 ) -> Result<DistillEvalReport, BenchError> {
-    let data: Value = serde_json::from_str(
-        &std::fs::read_to_string(locomo)
-            .map_err(|e| format!("--locomo {}: {e}", locomo.display()))?,
-    )
-    .map_err(|e| format!("--locomo {}: not JSON: {e}", locomo.display()))?;
-    let conversations = parse(&data)?;
+    let conversations = super::locomo::load(locomo)?;
 
     let db = Arc::new(SqliteStore::open(&scratch.join("eval.db")).await?);
     let index = Arc::new(
@@ -262,108 +243,5 @@ fn ratio(part: usize, whole: usize) -> f64 {
         0.0
     } else {
         (part as f64 / whole as f64 * 1000.0).round() / 1000.0
-    }
-}
-
-fn parse(data: &Value) -> Result<Vec<Conversation>, BenchError> {
-    let items = data
-        .as_array()
-        .ok_or("--locomo: expected a JSON list of conversations")?;
-    items
-        .iter()
-        .enumerate()
-        .map(|(i, item)| conversation(i, item))
-        .collect()
-}
-
-fn conversation(index: usize, item: &Value) -> Result<Conversation, BenchError> {
-    let namespace = item["sample_id"]
-        .as_str()
-        .map(str::to_owned)
-        .unwrap_or_else(|| format!("conv-{index}"));
-    let dialogue = item["conversation"]
-        .as_object()
-        .ok_or_else(|| format!("conversation {index}: no `conversation` object"))?;
-    let mut turns = Vec::new();
-    for session in 1.. {
-        let Some(list) = dialogue
-            .get(&format!("session_{session}"))
-            .and_then(Value::as_array)
-        else {
-            break;
-        };
-        let date = dialogue
-            .get(&format!("session_{session}_date_time"))
-            .and_then(Value::as_str)
-            .and_then(session_date)
-            .ok_or_else(|| format!("{namespace}: session {session} has no readable date"))?;
-        for (n, turn) in list.iter().enumerate() {
-            let (Some(speaker), Some(text), Some(dia_id)) = (
-                turn["speaker"].as_str(),
-                turn["text"].as_str(),
-                turn["dia_id"].as_str(),
-            ) else {
-                continue;
-            };
-            let mut content = format!("{speaker}: {text}");
-            if let Some(caption) = turn["blip_caption"].as_str() {
-                content.push_str(&format!(" [shares a photo: {caption}]"));
-            }
-            turns.push(Turn {
-                dia_id: dia_id.to_owned(),
-                content,
-                // A second apart, in order, within the session.
-                at: date + Duration::seconds(n as i64),
-            });
-        }
-    }
-    let mut facts = Vec::new();
-    if let Some(observations) = item["observation"].as_object() {
-        for speakers in observations.values().filter_map(Value::as_object) {
-            for list in speakers.values().filter_map(Value::as_array) {
-                for fact in list.iter().filter_map(Value::as_array) {
-                    let text = fact.first().and_then(Value::as_str).unwrap_or_default();
-                    let evidence: Vec<String> = match fact.get(1) {
-                        Some(Value::String(id)) => vec![id.clone()],
-                        Some(Value::Array(ids)) => ids
-                            .iter()
-                            .filter_map(Value::as_str)
-                            .map(str::to_owned)
-                            .collect(),
-                        _ => vec![],
-                    };
-                    if !evidence.is_empty() {
-                        facts.push((text.to_owned(), evidence));
-                    }
-                }
-            }
-        }
-    }
-    Ok(Conversation {
-        namespace,
-        turns,
-        facts,
-    })
-}
-
-/// "1:56 pm on 8 May, 2023"
-fn session_date(text: &str) -> Option<DateTime<Utc>> {
-    let normalised = text.trim().replace(" am ", " AM ").replace(" pm ", " PM ");
-    NaiveDateTime::parse_from_str(&normalised, "%I:%M %p on %d %B, %Y")
-        .ok()
-        .map(|naive| naive.and_utc())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn reads_locomo_session_dates() {
-        let at = session_date("1:56 pm on 8 May, 2023").unwrap();
-        assert_eq!(at.to_rfc3339(), "2023-05-08T13:56:00+00:00");
-        let at = session_date("10:37 am on 27 June, 2023").unwrap();
-        assert_eq!(at.to_rfc3339(), "2023-06-27T10:37:00+00:00");
-        assert!(session_date("yesterday").is_none());
     }
 }

@@ -16,6 +16,8 @@ use crate::store::{MemoryStore, PoolSize, PostgresStore, SqliteStore};
 
 pub mod distill_eval;
 pub mod jobs;
+pub mod locomo;
+pub mod retrieval_eval;
 
 /// Deterministic pseudo-random unit vectors keyed by the text.
 pub struct RandomEmbedder {

@@ -1,9 +1,9 @@
-//! `hindsight eval distill`: quality evaluations on real data, printed as JSON (benchmarks of
-//! what the system produces, not of its speed).
+//! `hindsight eval distill|retrieval`: quality evaluations on real data, printed as JSON
+//! (benchmarks of what the system produces, not of its speed).
 
 use clap::Subcommand;
 use hindsight::bench::distill_eval::{DistillEvalOptions, distill_eval};
-use hindsight::configuration::Settings;
+use hindsight::configuration::{FusionKind, SearchArms, Settings};
 use hindsight::startup;
 
 #[derive(Debug, Subcommand)]
@@ -22,15 +22,48 @@ pub enum EvalCommand {
         #[arg(long, default_value_t = 0.9)]
         dedup_cosine: f64,
     },
+    /// Write LoCoMo's turns through the write path and ask its questions (categories 1-4)
+    /// through the search path, per arm: hit@5/@10 and recall@5/@10, overall and per category,
+    /// with load time, embedding throughput and search latency. One JSON object per arm.
+    Retrieval {
+        /// LoCoMo JSON, e.g. ../shared/data/locomo/locomo-dev.json
+        #[arg(long)]
+        locomo: std::path::PathBuf,
+        /// Arms to measure (comma-separated): hybrid, dense, lexical.
+        #[arg(long, value_delimiter = ',', default_value = "lexical,dense,hybrid", value_parser = parse_arms)]
+        arms: Vec<SearchArms>,
+        /// Fusion for the hybrid arm (default: the configured `search_fusion`).
+        #[arg(long, value_parser = parse_fusion)]
+        fusion: Option<FusionKind>,
+        /// Only the first N conversations (a quick run).
+        #[arg(long)]
+        conversations: Option<usize>,
+    },
+}
+
+fn parse_arms(text: &str) -> Result<SearchArms, String> {
+    SearchArms::parse(text)
+}
+
+fn parse_fusion(text: &str) -> Result<FusionKind, String> {
+    <FusionKind as hindsight::configuration::EnvValue>::parse_env(text)
 }
 
 pub async fn run(settings: Settings, command: EvalCommand) -> anyhow::Result<()> {
-    let EvalCommand::Distill {
-        locomo,
-        min_cosine,
-        min_points,
-        dedup_cosine,
-    } = command;
+    let (locomo, min_cosine, min_points, dedup_cosine) = match command {
+        EvalCommand::Distill {
+            locomo,
+            min_cosine,
+            min_points,
+            dedup_cosine,
+        } => (locomo, min_cosine, min_points, dedup_cosine),
+        EvalCommand::Retrieval {
+            locomo,
+            arms,
+            fusion,
+            conversations,
+        } => return retrieval(settings, &locomo, &arms, fusion, conversations).await,
+    };
     let env = startup::job_env(&settings)?;
     for min_cosine in min_cosine {
         let embedder = startup::embedder(&settings).await?;
@@ -44,6 +77,38 @@ pub async fn run(settings: Settings, command: EvalCommand) -> anyhow::Result<()>
         let report = distill_eval(&locomo, scratch.path(), embedder, &env, &options)
             .await
             .map_err(|e| anyhow::anyhow!("{e}"))?;
+        println!("{}", serde_json::to_string(&report)?);
+    }
+    Ok(())
+}
+
+async fn retrieval(
+    mut settings: Settings,
+    locomo: &std::path::Path,
+    arms: &[SearchArms],
+    fusion: Option<FusionKind>,
+    limit: Option<usize>,
+) -> anyhow::Result<()> {
+    if let Some(fusion) = fusion {
+        settings.search_fusion = fusion;
+    }
+    let mut conversations =
+        hindsight::bench::locomo::load(locomo).map_err(|e| anyhow::anyhow!("{e}"))?;
+    if let Some(limit) = limit {
+        conversations.truncate(limit);
+    }
+    let embedder = startup::embedder(&settings).await?;
+    let scratch = tempfile::tempdir()?;
+    let reports = hindsight::bench::retrieval_eval::retrieval_eval(
+        &conversations,
+        scratch.path(),
+        embedder,
+        &hindsight::service::Rules::from(&settings),
+        arms,
+    )
+    .await
+    .map_err(|e| anyhow::anyhow!("{e}"))?;
+    for report in reports {
         println!("{}", serde_json::to_string(&report)?);
     }
     Ok(())

@@ -8,6 +8,7 @@
 //! point can never surface a forgotten or expired memory.
 
 mod forget;
+pub mod fusion;
 mod maintenance;
 pub mod requests;
 mod responses;
@@ -67,6 +68,9 @@ pub struct Rules {
     pub weight_importance: f64,
     pub recency_lambda: f64,
     pub search_overfetch: usize,
+    pub search_lexical_overfetch: usize,
+    pub search_arms: fusion::SearchArms,
+    pub fusion: fusion::Fusion,
 }
 
 impl From<&Settings> for Rules {
@@ -81,6 +85,14 @@ impl From<&Settings> for Rules {
             weight_importance: s.weight_importance,
             recency_lambda: s.recency_lambda,
             search_overfetch: s.search_overfetch,
+            search_lexical_overfetch: s.search_lexical_overfetch,
+            search_arms: s.search_arms,
+            fusion: match s.search_fusion {
+                crate::configuration::FusionKind::Score => fusion::Fusion::Score {
+                    lexical_weight: s.search_lexical_weight,
+                },
+                crate::configuration::FusionKind::Rrf => fusion::Fusion::Rrf { k: s.search_rrf_k },
+            },
         }
     }
 }

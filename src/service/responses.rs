@@ -46,10 +46,18 @@ pub struct SearchHit {
     pub merged_sources: Value,
     pub metadata: Value,
     pub deprecated_by: Option<MemoryId>,
-    /// The final ranking score: weighted similarity + recency + importance.
+    /// The final ranking score: weighted relevance + recency + importance.
     pub score: f64,
+    /// The arms' evidence fused (`search_fusion`), in [0, 1].
+    pub relevance: f64,
     /// Cosine similarity between query and memory.
     pub similarity: f64,
+    /// Place in the dense (vector) arm's list, when it was there.
+    pub dense_rank: Option<usize>,
+    /// The full-text score (BM25 on SQLite, ts_rank_cd on PostgreSQL), when the words matched.
+    pub lexical_score: Option<f64>,
+    /// Place in the lexical arm's list, when it was there.
+    pub lexical_rank: Option<usize>,
     /// exp(-λ·days since created).
     pub recency: f64,
     /// Access count before this search.

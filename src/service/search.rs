@@ -1,61 +1,103 @@
-//! `memory_search`: over-fetch from the index with filters, re-check every hit against the store
-//! (namespace, type, status, expiry, time range), re-rank by similarity + recency + importance, record access.
+//! `memory_search`: two arms — the vector index (dense) and the full-text index (lexical), each
+//! over-fetched with every filter applied where it runs — fused into one relevance
+//! (`fusion.rs`); every candidate re-checked against its row (namespace, type, status, expiry,
+//! time range); ranked by relevance + recency + importance; accesses recorded.
 
 use std::collections::HashMap;
 
 use chrono::Utc;
 
+use super::fusion::{ArmScores, fuse};
 use super::requests::SearchRequest;
 use super::{MemoryService, SearchHit, SearchResult, ServiceError};
 use crate::domain::Status;
+use crate::embed::cosine;
 use crate::index::IndexQuery;
+use crate::store::LexicalQuery;
 
 impl MemoryService {
     pub async fn search(&self, request: &SearchRequest) -> Result<SearchResult, ServiceError> {
         let valid = request.validate(self.rules.max_content_chars)?;
         self.ensure_embedder_matches()?;
+        let rules = &self.rules;
+        let arms = rules.search_arms;
+        // The query vector is needed even without the dense arm: every hit shows its cosine.
         let vector = self.embed_one(valid.query.as_str()).await?;
         let mut statuses = vec![Status::Active];
         if valid.include_deprecated {
             statuses.push(Status::Deprecated);
         }
         let top_k = valid.top_k.get();
-        let hits = self
-            .index
-            .search(IndexQuery {
-                vector,
-                namespace: valid.namespace.as_str().to_owned(),
-                memory_types: valid.memory_types.clone(),
-                statuses: statuses.clone(),
-                created_from: valid.from.map(|t| t.timestamp()),
-                created_to: valid.to.map(|t| t.timestamp()),
-                limit: top_k * self.rules.search_overfetch,
-            })
-            .await?;
-        let similarity: HashMap<_, _> = hits.iter().map(|h| (h.id, h.score)).collect();
-        let ids: Vec<_> = hits.iter().map(|h| h.id).collect();
+        let now = Utc::now();
+        let dense = async {
+            if !arms.dense() {
+                return Ok(vec![]);
+            }
+            self.index
+                .search(IndexQuery {
+                    vector: vector.clone(),
+                    namespace: valid.namespace.as_str().to_owned(),
+                    memory_types: valid.memory_types.clone(),
+                    statuses: statuses.clone(),
+                    created_from: valid.from.map(|t| t.timestamp()),
+                    created_to: valid.to.map(|t| t.timestamp()),
+                    limit: top_k * rules.search_overfetch,
+                })
+                .await
+                .map_err(ServiceError::from)
+        };
+        let lexical = async {
+            if !arms.lexical() {
+                return Ok(vec![]);
+            }
+            self.store
+                .lexical_search(&LexicalQuery {
+                    namespace: valid.namespace.as_str().to_owned(),
+                    memory_types: valid.memory_types.clone(),
+                    statuses: statuses.clone(),
+                    terms: crate::lexical::query_terms(valid.query.as_str()),
+                    now,
+                    created_from: valid.from,
+                    created_to: valid.to,
+                    limit: top_k * rules.search_lexical_overfetch,
+                })
+                .await
+                .map_err(ServiceError::from)
+        };
+        let (dense, lexical) = tokio::try_join!(dense, lexical)?;
+
+        let mut candidates: HashMap<_, ArmScores> = HashMap::new();
+        for (rank, hit) in dense.iter().enumerate() {
+            candidates.entry(hit.id).or_default().dense_rank = Some(rank + 1);
+        }
+        for (rank, hit) in lexical.iter().enumerate() {
+            let entry = candidates.entry(hit.id).or_default();
+            entry.lexical_score = Some(hit.score);
+            entry.lexical_rank = Some(rank + 1);
+        }
+        let ids: Vec<_> = candidates.keys().copied().collect();
         let rows = self.store.get_many(&ids).await?;
 
         // Points whose row is gone (a hard forget interrupted before the index delete) are
         // cleaned up here; they are never returned.
         if rows.len() < ids.len() {
             let found: std::collections::HashSet<_> = rows.iter().map(|m| m.id).collect();
-            let orphans: Vec<_> = ids
+            let orphans: Vec<_> = dense
                 .iter()
-                .copied()
+                .map(|h| h.id)
                 .filter(|id| !found.contains(id))
                 .collect();
-            if let Err(e) = self.index.delete(orphans).await {
+            if !orphans.is_empty()
+                && let Err(e) = self.index.delete(orphans).await
+            {
                 tracing::warn!(error = %e, "could not drop orphaned index points");
             }
         }
 
-        let now = Utc::now();
-        let rules = &self.rules;
-        let mut ranked: Vec<SearchHit> = rows
+        // The row decides, never an index's copy of it: an index out of step (a point whose
+        // payload still names an old namespace or type) must not widen the result.
+        let rows: Vec<_> = rows
             .into_iter()
-            // The row decides, never the index's copy of it: an index out of step (a point
-            // whose payload still names an old namespace or type) must not widen the result.
             .filter(|m| m.namespace == valid.namespace.as_str())
             .filter(|m| {
                 valid.memory_types.is_empty() || valid.memory_types.contains(&m.memory_type)
@@ -63,11 +105,23 @@ impl MemoryService {
             .filter(|m| statuses.contains(&m.status) && !m.is_expired_at(now))
             .filter(|m| valid.from.is_none_or(|from| m.created_at >= from))
             .filter(|m| valid.to.is_none_or(|to| m.created_at <= to))
+            .collect();
+        for m in &rows {
+            if let Some(c) = candidates.get_mut(&m.id) {
+                c.similarity = f64::from(cosine(&m.embedding, &vector));
+            }
+        }
+        candidates.retain(|id, _| rows.iter().any(|m| m.id == *id));
+        let relevance = fuse(arms, rules.fusion, &candidates);
+
+        let mut ranked: Vec<SearchHit> = rows
+            .into_iter()
             .map(|m| {
-                let sim = f64::from(similarity.get(&m.id).copied().unwrap_or(0.0));
+                let parts = candidates.get(&m.id).copied().unwrap_or_default();
+                let relevance = relevance.get(&m.id).copied().unwrap_or(0.0);
                 let days = (now - m.created_at).num_milliseconds().max(0) as f64 / 86_400_000.0;
                 let recency = (-rules.recency_lambda * days).exp();
-                let score = rules.weight_similarity * sim
+                let score = rules.weight_similarity * relevance
                     + rules.weight_recency * recency
                     + rules.weight_importance * m.importance;
                 SearchHit {
@@ -86,7 +140,11 @@ impl MemoryService {
                     metadata: m.metadata,
                     deprecated_by: m.deprecated_by,
                     score,
-                    similarity: sim,
+                    relevance,
+                    similarity: parts.similarity,
+                    dense_rank: parts.dense_rank,
+                    lexical_score: parts.lexical_score,
+                    lexical_rank: parts.lexical_rank,
                     recency,
                     access_count: m.access_count,
                 }

@@ -202,13 +202,18 @@ where
 }
 
 /// A full-text search: rows of `namespace` with one of `memory_types` (all when empty) and
-/// `statuses`, matching any of `terms` (from `lexical::query_terms`).
+/// `statuses`, not expired at `now`, created within `created_from..=created_to` (when given),
+/// matching any of `terms` (from `lexical::query_terms`). Every filter is applied inside the
+/// query, so rows it excludes never take a place in the `limit`.
 #[derive(Debug, Clone)]
 pub struct LexicalQuery {
     pub namespace: String,
     pub memory_types: Vec<MemoryType>,
     pub statuses: Vec<Status>,
     pub terms: Vec<String>,
+    pub now: DateTime<Utc>,
+    pub created_from: Option<DateTime<Utc>>,
+    pub created_to: Option<DateTime<Utc>>,
     pub limit: usize,
 }
 

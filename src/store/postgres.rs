@@ -47,7 +47,44 @@ impl PostgresStore {
         let store = Self { pool };
         store.migrate().await?;
         store.fill_lexical().await?;
+        store.upgrade_lexical().await?;
         Ok(store)
+    }
+
+    /// Index every row (hot and archived) again when the stored terms were made under other
+    /// rules than `lexical::VERSION`'s, a batch per statement; then record the version.
+    /// Replicas starting together may both do it: the values are the same.
+    async fn upgrade_lexical(&self) -> Result<(), StoreError> {
+        if self.meta_get(lexical::VERSION_KEY).await?.as_deref() == Some(lexical::VERSION) {
+            return Ok(());
+        }
+        for table in ["memories", "memories_archive"] {
+            let mut after: Option<MemoryId> = None;
+            loop {
+                let rows: Vec<(MemoryId, String)> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+                    "SELECT id, content FROM {table} WHERE $1::uuid IS NULL OR id > $1 \
+                     ORDER BY id LIMIT 1000"
+                )))
+                .bind(after)
+                .fetch_all(&self.pool)
+                .await?;
+                let Some((last, _)) = rows.last() else { break };
+                after = Some(*last);
+                let (ids, documents): (Vec<MemoryId>, Vec<String>) = rows
+                    .iter()
+                    .map(|(id, content)| (*id, lexical::document(content)))
+                    .unzip();
+                sqlx::query(sqlx::AssertSqlSafe(format!(
+                    "UPDATE {table} m SET lexical = v.lexical \
+                     FROM unnest($1::uuid[], $2::text[]) AS v(id, lexical) WHERE m.id = v.id"
+                )))
+                .bind(&ids)
+                .bind(&documents)
+                .execute(&self.pool)
+                .await?;
+            }
+        }
+        self.meta_set(lexical::VERSION_KEY, lexical::VERSION).await
     }
 
     /// Compute the lexical terms of rows stored before the full-text index existed (the
@@ -397,6 +434,9 @@ impl MemoryStore for PostgresStore {
              FROM memories m, q \
              WHERE m.lexical_tsv @@ q.query AND m.namespace = $2 \
                AND m.memory_type = ANY($3) AND m.status = ANY($4) \
+               AND (m.expires_at IS NULL OR m.expires_at > $6) \
+               AND ($7::timestamptz IS NULL OR m.created_at >= $7) \
+               AND ($8::timestamptz IS NULL OR m.created_at <= $8) \
              ORDER BY score DESC, m.id LIMIT $5",
         )
         .bind(&query.terms)
@@ -404,6 +444,9 @@ impl MemoryStore for PostgresStore {
         .bind(query.type_names())
         .bind(query.status_names())
         .bind(query.limit as i64)
+        .bind(ms(query.now))
+        .bind(query.created_from.map(ms))
+        .bind(query.created_to.map(ms))
         .fetch_all(&self.pool)
         .await?;
         Ok(rows

@@ -1,0 +1,242 @@
+//! `hindsight eval retrieval --locomo FILE [--arms lexical,dense,hybrid]`: how often search
+//! finds what a question is about. Each conversation's turns go through the real write path
+//! (one namespace per conversation, `source: {"locomo": dia_id}`; a turn merged into a
+//! near-duplicate keeps its id in `merged_sources`) into a scratch SQLite store with the
+//! configured embedder; each question of categories 1–4 is asked through the real search path,
+//! once per arm. Reported per arm, overall and per category: hit@5/@10 (an evidence turn among
+//! the top 5/10) and recall@5/@10 (the share of evidence turns there), with load time,
+//! embedding throughput and search latency.
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::BenchError;
+use super::locomo::Conversation;
+use crate::configuration::SearchArms;
+use crate::embed::Embedder;
+use crate::index::{EdgeIndex, HnswParams, VectorIndex};
+use crate::service::{MemoryService, Rules, SearchHit, SearchRequest, WriteRequest};
+use crate::store::{MemoryStore, SqliteStore};
+
+const CATEGORIES: [(u8, &str); 4] = [
+    (1, "multi_hop"),
+    (2, "temporal"),
+    (3, "open_domain"),
+    (4, "single_hop"),
+];
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Scores {
+    pub questions: usize,
+    pub hit_at_5: f64,
+    pub hit_at_10: f64,
+    pub recall_at_5: f64,
+    pub recall_at_10: f64,
+}
+
+#[derive(Debug, Serialize)]
+pub struct RetrievalReport {
+    pub eval: &'static str,
+    pub arms: &'static str,
+    pub fusion: String,
+    pub embedder: String,
+    pub conversations: usize,
+    pub turns: usize,
+    /// Turns the write path stored as memories of their own (the rest merged into one).
+    pub memories: usize,
+    pub overall: Scores,
+    pub per_category: BTreeMap<&'static str, Scores>,
+    pub load_seconds: f64,
+    /// Turns embedded per second, in batches of 64 (the embedder alone).
+    pub embed_per_second: f64,
+    pub search_p50_ms: f64,
+    pub search_p99_ms: f64,
+}
+
+/// Sums before averaging.
+#[derive(Default)]
+struct Tally {
+    questions: usize,
+    hit5: usize,
+    hit10: usize,
+    recall5: f64,
+    recall10: f64,
+}
+
+impl Tally {
+    fn add(&mut self, evidence: &HashSet<&str>, ranked: &[HashSet<String>]) {
+        let found = |k: usize| {
+            let seen: HashSet<&str> = ranked
+                .iter()
+                .take(k)
+                .flat_map(|ids| ids.iter().map(String::as_str))
+                .collect();
+            evidence.iter().filter(|e| seen.contains(*e)).count()
+        };
+        let (at5, at10) = (found(5), found(10));
+        self.questions += 1;
+        self.hit5 += usize::from(at5 > 0);
+        self.hit10 += usize::from(at10 > 0);
+        self.recall5 += at5 as f64 / evidence.len() as f64;
+        self.recall10 += at10 as f64 / evidence.len() as f64;
+    }
+
+    fn scores(&self) -> Scores {
+        let n = self.questions.max(1) as f64;
+        let round = |x: f64| (x * 1000.0).round() / 1000.0;
+        Scores {
+            questions: self.questions,
+            hit_at_5: round(self.hit5 as f64 / n),
+            hit_at_10: round(self.hit10 as f64 / n),
+            recall_at_5: round(self.recall5 / n),
+            recall_at_10: round(self.recall10 / n),
+        }
+    }
+}
+
+/// The LoCoMo turns a hit stands for: its own and those merged into it.
+fn turns_of(hit: &SearchHit) -> HashSet<String> {
+    let mut ids = HashSet::new();
+    let mut take = |source: &Value| {
+        if let Some(id) = source.get("locomo").and_then(Value::as_str) {
+            ids.insert(id.to_owned());
+        }
+    };
+    take(&hit.source);
+    for merged in hit.merged_sources.as_array().into_iter().flatten() {
+        take(&merged["source"]);
+    }
+    ids
+}
+
+pub async fn retrieval_eval(
+    conversations: &[Conversation],
+    scratch: &Path,
+    embedder: Arc<dyn Embedder>,
+    rules: &Rules,
+    arms: &[SearchArms],
+) -> Result<Vec<RetrievalReport>, BenchError> {
+    // The embedder alone, for its throughput.
+    let texts: Vec<String> = conversations
+        .iter()
+        .flat_map(|c| c.turns.iter().map(|t| t.content.clone()))
+        .collect();
+    let started = Instant::now();
+    for chunk in texts.chunks(64) {
+        embedder.embed(chunk).await?;
+    }
+    let embed_per_second = texts.len() as f64 / started.elapsed().as_secs_f64().max(1e-9);
+
+    let store: Arc<dyn MemoryStore> = Arc::new(SqliteStore::open(&scratch.join("eval.db")).await?);
+    let index: Arc<dyn VectorIndex> = Arc::new(
+        EdgeIndex::open(
+            &scratch.join("index"),
+            embedder.dimension(),
+            HnswParams::default(),
+        )
+        .await?,
+    );
+    let loader = MemoryService::start(
+        store.clone(),
+        index.clone(),
+        embedder.clone(),
+        rules.clone(),
+    )
+    .await?;
+    let started = Instant::now();
+    let mut memories = HashSet::new();
+    for conversation in conversations {
+        for turn in &conversation.turns {
+            let written = loader
+                .write(&WriteRequest {
+                    content: turn.content.clone(),
+                    memory_type: Some("episodic".into()),
+                    namespace: Some(conversation.namespace.clone()),
+                    source: Some(serde_json::json!({"locomo": turn.dia_id})),
+                    ..WriteRequest::default()
+                })
+                .await?;
+            memories.extend(written.memory_id);
+        }
+    }
+    loader.flush().await?;
+    let load_seconds = started.elapsed().as_secs_f64();
+    drop(loader);
+
+    let mut reports = Vec::new();
+    for &arm in arms {
+        let service = MemoryService::start(
+            store.clone(),
+            index.clone(),
+            embedder.clone(),
+            Rules {
+                search_arms: arm,
+                ..rules.clone()
+            },
+        )
+        .await?;
+        let mut overall = Tally::default();
+        let mut per_category: BTreeMap<u8, Tally> = BTreeMap::new();
+        let mut latencies = Vec::new();
+        for conversation in conversations {
+            for question in &conversation.questions {
+                if !(1..=4).contains(&question.category) || question.evidence.is_empty() {
+                    continue;
+                }
+                let started = Instant::now();
+                let result = service
+                    .search(&SearchRequest {
+                        query: question.question.clone(),
+                        top_k: Some(10),
+                        namespace: Some(conversation.namespace.clone()),
+                        ..SearchRequest::default()
+                    })
+                    .await?;
+                latencies.push(started.elapsed().as_secs_f64() * 1000.0);
+                let ranked: Vec<HashSet<String>> = result.memories.iter().map(turns_of).collect();
+                let evidence: HashSet<&str> =
+                    question.evidence.iter().map(String::as_str).collect();
+                overall.add(&evidence, &ranked);
+                per_category
+                    .entry(question.category)
+                    .or_default()
+                    .add(&evidence, &ranked);
+            }
+        }
+        latencies.sort_by(f64::total_cmp);
+        let quantile = |q: f64| {
+            latencies
+                .get(((latencies.len() as f64 * q).ceil() as usize).saturating_sub(1))
+                .map_or(0.0, |ms| (ms * 1000.0).round() / 1000.0)
+        };
+        reports.push(RetrievalReport {
+            eval: "retrieval-locomo",
+            arms: arm.as_str(),
+            fusion: format!("{:?}", rules.fusion),
+            embedder: embedder.id().to_owned(),
+            conversations: conversations.len(),
+            turns: texts.len(),
+            memories: memories.len(),
+            overall: overall.scores(),
+            per_category: CATEGORIES
+                .iter()
+                .map(|(n, name)| {
+                    (
+                        *name,
+                        per_category.get(n).map(Tally::scores).unwrap_or_default(),
+                    )
+                })
+                .collect(),
+            load_seconds,
+            embed_per_second: embed_per_second.round(),
+            search_p50_ms: quantile(0.5),
+            search_p99_ms: quantile(0.99),
+        });
+    }
+    Ok(reports)
+}

@@ -1,0 +1,68 @@
+//! `hindsight eval retrieval` on a slice of LoCoMo's dev split (`../shared/data/locomo/`, beside
+//! the checkout, as CI lays it; `HINDSIGHT_TEST_LOCOMO` names another copy): the binary writes
+//! one conversation's turns through the write path, asks its questions per arm and prints one
+//! JSON report per arm. The full split's figures are in README.
+
+mod common;
+
+use serde_json::Value;
+
+#[test]
+fn eval_retrieval_reports_each_arm_on_a_locomo_slice() {
+    let locomo = std::env::var("HINDSIGHT_TEST_LOCOMO").unwrap_or_else(|_| {
+        format!(
+            "{}/../shared/data/locomo/locomo-dev.json",
+            env!("CARGO_MANIFEST_DIR")
+        )
+    });
+    assert!(
+        std::path::Path::new(&locomo).exists(),
+        "this test reads LoCoMo at {locomo} (set HINDSIGHT_TEST_LOCOMO to another copy)"
+    );
+    let data = tempfile::tempdir().unwrap();
+    let output = std::process::Command::new(common::binary())
+        .args(["eval", "retrieval", "--locomo", &locomo])
+        .args(["--conversations", "1", "--arms", "lexical,dense,hybrid"])
+        .arg("--data-dir")
+        .arg(data.path())
+        .env("HINDSIGHT_CONFIG", data.path().join("no-such-config.toml"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let reports: Vec<Value> = stdout
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let arms: Vec<&str> = reports
+        .iter()
+        .map(|r| r["arms"].as_str().unwrap())
+        .collect();
+    assert_eq!(arms, ["lexical", "dense", "hybrid"]);
+    for report in &reports {
+        let overall = &report["overall"];
+        assert!(overall["questions"].as_u64().unwrap() > 50, "{report}");
+        let (hit5, hit10) = (
+            overall["hit_at_5"].as_f64().unwrap(),
+            overall["hit_at_10"].as_f64().unwrap(),
+        );
+        assert!(hit5 <= hit10 && hit10 <= 1.0, "{report}");
+        assert!(
+            overall["recall_at_10"].as_f64().unwrap() <= hit10,
+            "recall ≤ hit: {report}"
+        );
+        for category in ["multi_hop", "temporal", "open_domain", "single_hop"] {
+            assert!(report["per_category"][category]["questions"].is_u64());
+        }
+        assert!(report["turns"].as_u64().unwrap() > 100);
+        assert!(report["search_p99_ms"].as_f64().unwrap() > 0.0);
+    }
+    // Far from chance on one conversation (hundreds of turns, ten returned): the arms work.
+    let hit10 = |i: usize| reports[i]["overall"]["hit_at_10"].as_f64().unwrap();
+    assert!(hit10(0) > 0.4, "lexical: {}", reports[0]);
+    assert!(hit10(2) > 0.4, "hybrid: {}", reports[2]);
+}
