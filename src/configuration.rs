@@ -260,6 +260,10 @@ settings! {
     search_overfetch: usize = 3,
     /// The full-text index likewise.
     search_lexical_overfetch: usize = 3,
+    /// Query terms held by more than this share of the rows are left out of the full-text
+    /// match (SQLite, from 1,000 rows; the two rarest terms always stay): they touch most rows
+    /// for almost no ranking signal. 1 keeps every term.
+    search_lexical_max_df: f64 = 0.05,
     /// `hybrid` (the vector and the full-text index, fused), `dense` or `lexical`.
     search_arms: SearchArms = SearchArms::Hybrid,
     /// How the arms are fused: `score` (cosine and the lexical score scaled by the query's
@@ -362,6 +366,12 @@ impl Settings {
             return invalid(
                 "search_rrf_k",
                 format!("must be 1..=1000, got {}", self.search_rrf_k),
+            );
+        }
+        if !(self.search_lexical_max_df > 0.0 && self.search_lexical_max_df <= 1.0) {
+            return invalid(
+                "search_lexical_max_df",
+                format!("must be in (0, 1], got {}", self.search_lexical_max_df),
             );
         }
         if !(0.0..=1.0).contains(&self.search_lexical_weight) {

@@ -147,6 +147,7 @@ fn lexical(namespace: &str, text: &str) -> LexicalQuery {
         now: Utc::now(),
         created_from: None,
         created_to: None,
+        max_df: 1.0,
         limit: 10,
     }
 }
@@ -1053,5 +1054,49 @@ async fn sqlite_reindexes_terms_made_under_older_rules() {
         lexical_ids(&store, &lexical("default", "sunset")).await,
         vec![cold.id],
         "the archived row's terms were redone too"
+    );
+}
+
+/// SQLite leaves out of a full-text query the terms that more than `max_df` of the rows hold
+/// (from 1,000 rows on), keeping the two rarest: the match then touches only the rows the rare
+/// terms are in.
+#[tokio::test]
+async fn sqlite_leaves_out_terms_most_rows_hold() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(&dir.path().join("hindsight.db"))
+        .await
+        .unwrap();
+    for i in 0..1_100 {
+        let m = memory(
+            "default",
+            MemoryType::Episodic,
+            &format!("weekly status note {i}"),
+        );
+        store.insert(&m).await.unwrap();
+    }
+    let rare = memory(
+        "default",
+        MemoryType::Episodic,
+        "weekly status note about the walrus",
+    );
+    store.insert(&rare).await.unwrap();
+    let mut query = lexical("default", "weekly status walrus ocelot");
+    assert_eq!(
+        lexical_ids(&store, &query).await.len(),
+        10,
+        "every term kept"
+    );
+    query.max_df = 0.05;
+    assert_eq!(
+        lexical_ids(&store, &query).await,
+        vec![rare.id],
+        "weekly and status (in every row) left out; walrus and ocelot (the rarest) kept"
+    );
+    let mut common_only = lexical("default", "weekly status note");
+    common_only.max_df = 0.05;
+    assert_eq!(
+        lexical_ids(&store, &common_only).await.len(),
+        10,
+        "a query of common words still matches (its two rarest terms stay)"
     );
 }

@@ -57,8 +57,87 @@ impl Embedder for RandomEmbedder {
     }
 }
 
+/// What the benchmark's memories say.
+pub enum Corpus {
+    /// `synthetic memory number {i}`, queries `query {q}`: the vector path, words barely used.
+    Synthetic,
+    /// Real text: LoCoMo's turns repeated to N (each repetition its own namespaces, so the
+    /// write path's dedup leaves them be), queried with LoCoMo's questions, so the full-text
+    /// arm works on words as it would in use.
+    Locomo(Vec<locomo::Conversation>),
+}
+
+impl Corpus {
+    fn name(&self) -> &'static str {
+        match self {
+            Corpus::Synthetic => "synthetic",
+            Corpus::Locomo(_) => "locomo",
+        }
+    }
+
+    /// The `i`th memory: (namespace, content).
+    fn memory(&self, i: usize, namespaces: &[&str]) -> (String, String) {
+        match self {
+            Corpus::Synthetic => (
+                namespaces[i % namespaces.len()].to_owned(),
+                format!("synthetic memory number {i}"),
+            ),
+            Corpus::Locomo(conversations) => {
+                let (repetition, conversation, turn) = locomo_turn(conversations, i);
+                (
+                    format!("{}/r{repetition}", conversation.namespace),
+                    turn.content.clone(),
+                )
+            }
+        }
+    }
+
+    /// The `q`th query: (namespace, text), over the repetitions that `n` memories fill.
+    fn query(&self, q: usize, n: usize, namespaces: &[&str]) -> (String, String) {
+        match self {
+            Corpus::Synthetic => (
+                namespaces[q % namespaces.len()].to_owned(),
+                format!("query {q}"),
+            ),
+            Corpus::Locomo(conversations) => {
+                let questions: Vec<(&locomo::Conversation, &locomo::Question)> = conversations
+                    .iter()
+                    .flat_map(|c| c.questions.iter().map(move |question| (c, question)))
+                    .collect();
+                let (conversation, question) = questions[q % questions.len()];
+                let turns: usize = conversations.iter().map(|c| c.turns.len()).sum();
+                let repetitions = n.div_ceil(turns.max(1)).max(1);
+                let repetition = (q / questions.len().max(1)) % repetitions;
+                (
+                    format!("{}/r{repetition}", conversation.namespace),
+                    question.question.clone(),
+                )
+            }
+        }
+    }
+}
+
+/// The turn the `i`th memory repeats: (repetition, its conversation, the turn).
+fn locomo_turn(
+    conversations: &[locomo::Conversation],
+    i: usize,
+) -> (usize, &locomo::Conversation, &locomo::Turn) {
+    let total: usize = conversations.iter().map(|c| c.turns.len()).sum();
+    let (repetition, mut offset) = (i / total, i % total);
+    for conversation in conversations {
+        if offset < conversation.turns.len() {
+            return (repetition, conversation, &conversation.turns[offset]);
+        }
+        offset -= conversation.turns.len();
+    }
+    unreachable!("offset < total")
+}
+
 #[derive(Debug, Serialize)]
 pub struct SearchBenchReport {
+    pub corpus: &'static str,
+    /// The search arms timed (`search_arms`).
+    pub arms: &'static str,
     pub n: usize,
     pub dimension: usize,
     pub backend: &'static str,
@@ -76,8 +155,9 @@ pub struct SearchBenchReport {
     pub rss_mb: f64,
     pub peak_rss_mb: f64,
     /// The index's top 10 against exact cosine over every vector of the namespace, averaged
-    /// over `RECALL_QUERIES` queries: what the ANN graph and quantization cost in accuracy.
-    pub recall_at_10: f64,
+    /// over `RECALL_QUERIES` queries: what the ANN graph and quantization cost in accuracy
+    /// (synthetic corpus only).
+    pub recall_at_10: Option<f64>,
 }
 
 const RECALL_QUERIES: usize = 50;
@@ -212,18 +292,25 @@ impl ScratchDatabase {
     }
 }
 
+/// What one `bench search` run measures.
+pub struct SearchBench<'a> {
+    pub corpus: &'a Corpus,
+    pub rules: Rules,
+    pub n: usize,
+    pub dimension: usize,
+    pub queries: usize,
+    pub top_k: usize,
+}
+
 pub async fn search_bench(
     dir: &std::path::Path,
     backend: &BenchBackend,
-    n: usize,
-    dimension: usize,
-    queries: usize,
-    top_k: usize,
+    bench: &SearchBench<'_>,
 ) -> Result<SearchBenchReport, BenchError> {
     match backend {
         BenchBackend::Sqlite => {
             let store = Arc::new(SqliteStore::open(&dir.join("bench.db")).await?);
-            run(dir, store, backend, n, dimension, queries, top_k).await
+            run(dir, store, backend, bench).await
         }
         BenchBackend::Postgres { server_url } => {
             let scratch = ScratchDatabase::create(server_url).await?;
@@ -231,7 +318,7 @@ pub async fn search_bench(
                 let store = Arc::new(
                     PostgresStore::connect(&scratch.url(), PoolSize { min: 5, max: 20 }).await?,
                 );
-                run(dir, store, backend, n, dimension, queries, top_k).await
+                run(dir, store, backend, bench).await
             }
             .await;
             scratch.drop_database().await?;
@@ -244,16 +331,21 @@ async fn run(
     dir: &std::path::Path,
     store: Arc<dyn MemoryStore>,
     backend: &BenchBackend,
-    n: usize,
-    dimension: usize,
-    queries: usize,
-    top_k: usize,
+    bench: &SearchBench<'_>,
 ) -> Result<SearchBenchReport, BenchError> {
+    let SearchBench {
+        corpus,
+        n,
+        dimension,
+        queries,
+        top_k,
+        ..
+    } = *bench;
     let index =
         Arc::new(EdgeIndex::open(&dir.join("index"), dimension, HnswParams::default()).await?);
     let embedder = Arc::new(RandomEmbedder::new(dimension));
     let service =
-        MemoryService::start(store, index.clone(), embedder.clone(), Rules::default()).await?;
+        MemoryService::start(store, index.clone(), embedder.clone(), bench.rules.clone()).await?;
 
     let namespaces = ["alpha", "beta", "gamma", "delta"];
     let types = ["episodic", "semantic", "working"];
@@ -261,12 +353,13 @@ async fn run(
     let mut merged = 0;
     let mut ids = Vec::with_capacity(n);
     for i in 0..n {
+        let (namespace, content) = corpus.memory(i, &namespaces);
         let result = service
             .write(&WriteRequest {
-                content: format!("synthetic memory number {i}"),
+                content,
                 memory_type: Some(types[i % types.len()].to_owned()),
                 importance: Some(0.3 + (i % 7) as f64 / 10.0),
-                namespace: Some(namespaces[i % namespaces.len()].to_owned()),
+                namespace: Some(namespace),
                 ..WriteRequest::default()
             })
             .await?;
@@ -284,23 +377,32 @@ async fn run(
 
     let mut latencies = Vec::with_capacity(queries);
     for q in 0..queries {
+        let (namespace, query) = corpus.query(q, n, &namespaces);
         let request = SearchRequest {
-            query: format!("query {q}"),
+            query,
             top_k: Some(top_k as i64),
-            namespace: Some(namespaces[q % namespaces.len()].to_owned()),
+            namespace: Some(namespace),
             ..SearchRequest::default()
         };
         let t = Instant::now();
         let result = service.search(&request).await?;
         latencies.push(t.elapsed().as_secs_f64() * 1e3);
-        if result.memories.is_empty() {
+        // (A LoCoMo run smaller than the data leaves some conversations without rows.)
+        if result.memories.is_empty() && matches!(corpus, Corpus::Synthetic) {
             return Err("search returned nothing on a loaded index".into());
         }
     }
     latencies.sort_by(f64::total_cmp);
     let (rss, peak) = rss_mb();
-    let recall = index_recall_at_10(&index, &embedder, &ids, &namespaces, n).await?;
+    let recall = match corpus {
+        Corpus::Synthetic => {
+            Some(index_recall_at_10(&index, &embedder, &ids, &namespaces, n).await?)
+        }
+        Corpus::Locomo(_) => None,
+    };
     Ok(SearchBenchReport {
+        corpus: corpus.name(),
+        arms: bench.rules.search_arms.as_str(),
         n,
         dimension,
         backend: backend.name(),

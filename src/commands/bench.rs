@@ -25,6 +25,13 @@ pub enum BenchCommand {
         /// dropped afterwards).
         #[arg(long, default_value = "postgres://postgres@127.0.0.1:5432")]
         postgres_server: String,
+        /// Real text: LoCoMo's turns repeated to N (its questions as queries) instead of
+        /// synthetic sentences, so the full-text arm works on words.
+        #[arg(long)]
+        locomo: Option<std::path::PathBuf>,
+        /// The search arms timed: hybrid (the default search), dense or lexical.
+        #[arg(long, default_value = "hybrid", value_parser = hindsight::configuration::SearchArms::parse)]
+        arms: hindsight::configuration::SearchArms,
     },
     /// Bulk-load N rows, then time the expire and archive jobs over them. Prints JSON lines.
     Jobs {
@@ -61,7 +68,7 @@ fn backends(names: &[String], postgres_server: &str) -> anyhow::Result<Vec<Bench
         .collect()
 }
 
-pub async fn run(_settings: Settings, command: BenchCommand) -> anyhow::Result<()> {
+pub async fn run(settings: Settings, command: BenchCommand) -> anyhow::Result<()> {
     match command {
         BenchCommand::Search {
             n,
@@ -70,22 +77,36 @@ pub async fn run(_settings: Settings, command: BenchCommand) -> anyhow::Result<(
             top_k,
             backend,
             postgres_server,
+            locomo,
+            arms,
         } => {
             let backends = backends(&backend, &postgres_server)?;
+            let corpus = match locomo {
+                None => hindsight::bench::Corpus::Synthetic,
+                Some(path) => hindsight::bench::Corpus::Locomo(
+                    hindsight::bench::locomo::load(&path).map_err(|e| anyhow::anyhow!("{e}"))?,
+                ),
+            };
+            // The configured search (fusion, weights), with the arms asked for.
+            let rules = hindsight::service::Rules {
+                search_arms: arms,
+                ..hindsight::service::Rules::from(&settings)
+            };
             for size in n {
                 for backend in &backends {
                     // Each run in a fresh temporary directory, removed afterwards.
                     let dir = tempfile::tempdir()?;
-                    let report = hindsight::bench::search_bench(
-                        dir.path(),
-                        backend,
-                        size,
+                    let bench = hindsight::bench::SearchBench {
+                        corpus: &corpus,
+                        rules: rules.clone(),
+                        n: size,
                         dimension,
                         queries,
                         top_k,
-                    )
-                    .await
-                    .map_err(|e| anyhow::anyhow!("{e}"))?;
+                    };
+                    let report = hindsight::bench::search_bench(dir.path(), backend, &bench)
+                        .await
+                        .map_err(|e| anyhow::anyhow!("{e}"))?;
                     println!("{}", serde_json::to_string(&report)?);
                 }
             }

@@ -30,7 +30,10 @@ pub struct ArmScores {
     pub lexical_rank: Option<usize>,
 }
 
-/// The fused relevance of each candidate, in [0, 1].
+/// The fused relevance of each candidate, in [0, 1]. A hybrid search whose lexical arm matched
+/// nothing (a paraphrase sharing no word, a query of punctuation) is ranked by its dense arm
+/// alone, and one whose dense arm found nothing by its lexical arm: an arm with no evidence
+/// must not squeeze the other into a corner of [0, 1], where recency would outweigh it.
 pub fn fuse(
     arms: SearchArms,
     fusion: Fusion,
@@ -40,6 +43,13 @@ pub fn fuse(
         .values()
         .filter_map(|c| c.lexical_score)
         .fold(0.0_f64, f64::max);
+    let arms = match arms {
+        SearchArms::Hybrid if best_lexical <= 0.0 => SearchArms::Dense,
+        SearchArms::Hybrid if candidates.values().all(|c| c.dense_rank.is_none()) => {
+            SearchArms::Lexical
+        }
+        arms => arms,
+    };
     candidates
         .iter()
         .map(|(id, c)| {
@@ -125,5 +135,30 @@ mod tests {
         assert_eq!((lexical[&a], lexical[&b]), (1.0, 0.25));
         let dense = fuse(SearchArms::Dense, Fusion::Rrf { k: 60.0 }, &candidates);
         assert_eq!(dense[&b], 0.6);
+    }
+
+    #[test]
+    fn an_arm_that_found_nothing_leaves_the_other_its_whole_range() {
+        let (a, b) = (MemoryId::now_v7(), MemoryId::now_v7());
+        let paraphrase = HashMap::from([
+            (a, candidate(0.9, Some(1), None)),
+            (b, candidate(0.4, Some(2), None)),
+        ]);
+        for fusion in [
+            Fusion::Rrf { k: 60.0 },
+            Fusion::Score {
+                lexical_weight: 0.8,
+            },
+        ] {
+            let fused = fuse(SearchArms::Hybrid, fusion, &paraphrase);
+            assert_eq!(
+                (fused[&a], fused[&b]),
+                (0.9, 0.4),
+                "{fusion:?}: as dense alone"
+            );
+        }
+        let words_only = HashMap::from([(a, candidate(0.3, None, Some((5.0, 1))))]);
+        let fused = fuse(SearchArms::Hybrid, Fusion::Rrf { k: 60.0 }, &words_only);
+        assert_eq!(fused[&a], 1.0, "as lexical alone");
     }
 }

@@ -69,6 +69,7 @@ pub struct Rules {
     pub recency_lambda: f64,
     pub search_overfetch: usize,
     pub search_lexical_overfetch: usize,
+    pub search_lexical_max_df: f64,
     pub search_arms: fusion::SearchArms,
     pub fusion: fusion::Fusion,
 }
@@ -86,6 +87,7 @@ impl From<&Settings> for Rules {
             recency_lambda: s.recency_lambda,
             search_overfetch: s.search_overfetch,
             search_lexical_overfetch: s.search_lexical_overfetch,
+            search_lexical_max_df: s.search_lexical_max_df,
             search_arms: s.search_arms,
             fusion: match s.search_fusion {
                 crate::configuration::FusionKind::Score => fusion::Fusion::Score {

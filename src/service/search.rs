@@ -59,6 +59,7 @@ impl MemoryService {
                     now,
                     created_from: valid.from,
                     created_to: valid.to,
+                    max_df: rules.search_lexical_max_df,
                     limit: top_k * rules.search_lexical_overfetch,
                 })
                 .await

@@ -214,6 +214,8 @@ pub struct LexicalQuery {
     pub now: DateTime<Utc>,
     pub created_from: Option<DateTime<Utc>>,
     pub created_to: Option<DateTime<Utc>>,
+    /// Terms held by more than this share of the rows are left out (SQLite; 1: none are).
+    pub max_df: f64,
     pub limit: usize,
 }
 

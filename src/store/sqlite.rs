@@ -119,6 +119,48 @@ impl SqliteStore {
         &self.pool
     }
 
+    /// The query's terms without those held by more than `max_df` of the rows (when there are
+    /// enough rows for that to mean something): a term in most rows makes the match touch
+    /// them all, to add almost nothing to BM25 (its IDF is near zero). The two rarest terms
+    /// always stay, so a query of common words still matches.
+    async fn selective_terms(&self, query: &LexicalQuery) -> Result<Vec<String>, StoreError> {
+        const MIN_ROWS: i64 = 1_000;
+        const ALWAYS_KEPT: usize = 2;
+        if query.max_df >= 1.0 || query.terms.len() <= ALWAYS_KEPT {
+            return Ok(query.terms.clone());
+        }
+        // The largest rowid: the row count, or more after deletes (O(1), unlike COUNT(*)).
+        let rows: Option<i64> = sqlx::query_scalar("SELECT max(seq) FROM memories")
+            .fetch_one(&self.pool)
+            .await?;
+        let rows = rows.unwrap_or(0);
+        if rows < MIN_ROWS {
+            return Ok(query.terms.clone());
+        }
+        let counts: Vec<(String, i64)> = sqlx::query_as(
+            "SELECT term, doc FROM memories_fts_vocab \
+             WHERE term IN (SELECT value FROM json_each(?1))",
+        )
+        .bind(serde_json::to_string(&query.terms).unwrap_or_default())
+        .fetch_all(&self.pool)
+        .await?;
+        let df = |term: &str| {
+            counts
+                .iter()
+                .find(|(t, _)| t == term)
+                .map_or(0, |(_, doc)| *doc)
+        };
+        let mut by_rarity = query.terms.clone();
+        by_rarity.sort_by_key(|t| df(t));
+        let limit = (query.max_df * rows as f64) as i64;
+        Ok(by_rarity
+            .into_iter()
+            .enumerate()
+            .filter(|(i, t)| *i < ALWAYS_KEPT || df(t) <= limit)
+            .map(|(_, t)| t)
+            .collect())
+    }
+
     /// Run `sql` (an `UPDATE … FROM json_each(?1)`) over `rows`, 1,000 JSON rows per statement,
     /// all in one transaction. Driven from the small list and joined by primary key, so the cost
     /// is O(rows), not O(table).
@@ -394,9 +436,9 @@ impl MemoryStore for SqliteStore {
         if query.terms.is_empty() {
             return Ok(vec![]);
         }
+        let terms = self.selective_terms(query).await?;
         // Every term quoted (an FTS5 string), any of them may match; bm25() is lower-is-better.
-        let expression = query
-            .terms
+        let expression = terms
             .iter()
             .map(|t| format!("\"{}\"", t.replace('"', "\"\"")))
             .collect::<Vec<_>>()
