@@ -93,8 +93,9 @@ impl HindsightMcp {
         )
     }
 
-    /// Search memories by meaning. Returns {memories: [...]}, best first, each with its content,
-    /// type, provenance (source), and score = 0.7·similarity + 0.2·recency + 0.1·importance.
+    /// Search memories by meaning and by their words (vector and full-text matches, fused).
+    /// Returns {memories: [...]}, best first, each with its content, type, provenance (source),
+    /// and score = 0.7·relevance + 0.2·recency + 0.1·importance.
     /// Expired, forgotten and (unless include_deprecated) superseded memories are never returned.
     #[tool(annotations(read_only_hint = true))]
     async fn memory_search(
