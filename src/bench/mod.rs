@@ -210,7 +210,8 @@ async fn index_recall_at_10(
     Ok(found as f64 / wanted.max(1) as f64)
 }
 
-fn percentile(sorted: &[f64], p: f64) -> f64 {
+/// The `p`th percentile (0–100) of `sorted`, nearest rank; 0 when empty.
+pub(crate) fn percentile(sorted: &[f64], p: f64) -> f64 {
     if sorted.is_empty() {
         return 0.0;
     }

@@ -209,11 +209,7 @@ pub async fn retrieval_eval(
             }
         }
         latencies.sort_by(f64::total_cmp);
-        let quantile = |q: f64| {
-            latencies
-                .get(((latencies.len() as f64 * q).ceil() as usize).saturating_sub(1))
-                .map_or(0.0, |ms| (ms * 1000.0).round() / 1000.0)
-        };
+        let quantile = |p: f64| (super::percentile(&latencies, p) * 1000.0).round() / 1000.0;
         reports.push(RetrievalReport {
             eval: "retrieval-locomo",
             arms: arm.as_str(),
@@ -234,8 +230,8 @@ pub async fn retrieval_eval(
                 .collect(),
             load_seconds,
             embed_per_second: embed_per_second.round(),
-            search_p50_ms: quantile(0.5),
-            search_p99_ms: quantile(0.99),
+            search_p50_ms: quantile(50.0),
+            search_p99_ms: quantile(99.0),
         });
     }
     Ok(reports)

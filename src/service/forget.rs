@@ -13,7 +13,7 @@ impl MemoryService {
         let now = Utc::now();
         let _guard = self.write_lock.lock().await;
         let forgotten = self.store.forget(&valid.selector, valid.hard, now).await?;
-        let hot = forgotten.hot.clone();
+        let hot = &forgotten.hot;
         if !hot.is_empty() {
             // Soft: the rows are marked index-pending in the same statement, so a crash here is
             // repaired at start. Hard: the rows are gone; a leftover point is dropped by the
