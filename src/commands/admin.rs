@@ -13,12 +13,16 @@ pub async fn stats(settings: Settings) -> anyhow::Result<()> {
     let embedder = store
         .meta_get(hindsight::service::EMBEDDER_META_KEY)
         .await?;
-    println!(
-        "{}",
-        serde_json::to_string_pretty(
-            &json!({"total": total, "embedder": embedder, "counts": rows})
-        )?
-    );
+    let mut report = json!({"total": total, "embedder": embedder, "counts": rows});
+    // Why `embedder = "auto"` settled on builtin for this data set, until a reindex.
+    if let Some(note) = store
+        .meta_get(startup::EMBEDDER_NOTE_META_KEY)
+        .await?
+        .filter(|n| !n.is_empty())
+    {
+        report["embedder_note"] = json!(note);
+    }
+    println!("{}", serde_json::to_string_pretty(&report)?);
     Ok(())
 }
 
@@ -62,6 +66,10 @@ pub async fn reindex(settings: Settings) -> anyhow::Result<()> {
     if tty && last_report.is_some() {
         eprintln!();
     }
+    service
+        .store()
+        .meta_set(startup::EMBEDDER_NOTE_META_KEY, "")
+        .await?;
     drop(lock);
     println!(
         "{}",

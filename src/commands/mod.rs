@@ -7,6 +7,7 @@ mod eval;
 mod jobs;
 mod mcp;
 mod memory;
+mod models;
 mod serve;
 
 use std::path::PathBuf;
@@ -30,6 +31,10 @@ pub struct Cli {
     /// Database URL (env HINDSIGHT_DATABASE_URL; default: SQLite in the data dir).
     #[arg(long, global = true)]
     database_url: Option<String>,
+    /// Embedder (env HINDSIGHT_EMBEDDER, default auto): with `reindex`, the one to re-embed
+    /// every memory with.
+    #[arg(long, global = true, value_enum)]
+    embedder: Option<hindsight::configuration::EmbedderKind>,
     #[command(subcommand)]
     command: Command,
 }
@@ -52,8 +57,12 @@ enum Command {
     Stats,
     /// Apply pending database migrations (also done at every start) and exit.
     Migrate,
-    /// Re-embed every memory with the configured embedder and rebuild the vector index.
+    /// Re-embed every memory with the configured embedder (or `--embedder`) and rebuild the
+    /// vector index.
     Reindex,
+    /// Local embedding models: `models pull MODEL_ID`.
+    #[command(subcommand)]
+    Models(models::ModelsCommand),
     /// Print the effective configuration (secrets masked).
     Config,
     /// Exit 0 if the daemon at `listen` answers GET /healthz (for container health checks,
@@ -80,6 +89,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
     let mut flags = Layer {
         data_dir: cli.data_dir,
         database_url: cli.database_url.map(Some),
+        embedder: cli.embedder,
         ..Layer::default()
     };
     if let Command::Serve {
@@ -97,6 +107,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Stats => admin::stats(settings).await,
         Command::Migrate => admin::migrate(settings).await,
         Command::Reindex => admin::reindex(settings).await,
+        Command::Models(command) => models::run(settings, command).await,
         Command::Config => {
             print!("{}", settings.to_masked_toml());
             Ok(())

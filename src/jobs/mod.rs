@@ -61,8 +61,6 @@ pub struct JobEnv {
     /// The language model the distill job drafts with (`llm_*` settings); `None`: extractive
     /// drafts.
     pub llm: Option<Arc<crate::distill::drafter::LlmDrafter>>,
-    /// The embedder the memories' vectors come from: similarity thresholds depend on it.
-    pub embedder: crate::configuration::EmbedderKind,
 }
 
 /// What one run did, recorded in `job_runs.stats` and printed by `hindsight jobs run`.

@@ -72,6 +72,9 @@ pub struct Rules {
     pub search_lexical_max_df: f64,
     pub search_arms: fusion::SearchArms,
     pub fusion: fusion::Fusion,
+    /// `search_lexical_weight` as configured; unset, the embedder's own (`embed::calibration`),
+    /// filled in when the service starts.
+    pub lexical_weight: Option<f64>,
 }
 
 impl From<&Settings> for Rules {
@@ -89,9 +92,12 @@ impl From<&Settings> for Rules {
             search_lexical_overfetch: s.search_lexical_overfetch,
             search_lexical_max_df: s.search_lexical_max_df,
             search_arms: s.search_arms,
+            lexical_weight: s.search_lexical_weight,
             fusion: match s.search_fusion {
                 crate::configuration::FusionKind::Score => fusion::Fusion::Score {
-                    lexical_weight: s.search_lexical_weight,
+                    lexical_weight: s
+                        .search_lexical_weight
+                        .unwrap_or(crate::embed::calibration("builtin-").lexical_weight),
                 },
                 crate::configuration::FusionKind::Rrf => fusion::Fusion::Rrf { k: s.search_rrf_k },
             },
@@ -132,8 +138,13 @@ impl MemoryService {
         store: Arc<dyn MemoryStore>,
         index: Arc<dyn VectorIndex>,
         embedder: Arc<dyn Embedder>,
-        rules: Rules,
+        mut rules: Rules,
     ) -> Result<Self, ServiceError> {
+        if let (fusion::Fusion::Score { .. }, None) = (rules.fusion, rules.lexical_weight) {
+            rules.fusion = fusion::Fusion::Score {
+                lexical_weight: crate::embed::calibration(embedder.id()).lexical_weight,
+            };
+        }
         let mismatch = match store.meta_get(EMBEDDER_META_KEY).await? {
             None => {
                 store.meta_set(EMBEDDER_META_KEY, embedder.id()).await?;

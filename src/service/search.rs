@@ -22,7 +22,7 @@ impl MemoryService {
         let rules = &self.rules;
         let arms = rules.search_arms;
         // The query vector is needed even without the dense arm: every hit shows its cosine.
-        let vector = self.embed_one(valid.query.as_str()).await?;
+        let vector = self.embedder.embed_query(valid.query.as_str()).await?;
         let mut statuses = vec![Status::Active];
         if valid.include_deprecated {
             statuses.push(Status::Deprecated);
@@ -48,7 +48,7 @@ impl MemoryService {
         };
         let lexical = async {
             if !arms.lexical() {
-                return Ok(vec![]);
+                return Ok(crate::store::LexicalHits::default());
             }
             self.store
                 .lexical_search(&LexicalQuery {
@@ -113,7 +113,7 @@ impl MemoryService {
             }
         }
         candidates.retain(|id, _| rows.iter().any(|m| m.id == *id));
-        let relevance = fuse(arms, rules.fusion, &candidates);
+        let relevance = fuse(arms, rules.fusion, &candidates, lexical.full_match);
 
         let mut ranked: Vec<SearchHit> = rows
             .into_iter()

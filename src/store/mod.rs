@@ -242,6 +242,25 @@ pub struct LexicalHit {
     pub score: f64,
 }
 
+/// The lexical arm's answer: matches, best first, and the scale to read their scores against.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LexicalHits {
+    pub hits: Vec<LexicalHit>,
+    /// What a row holding each query term once, at average length, scores: the sum of the
+    /// terms' IDF under BM25 (SQLite). A match on a few common words scores a small share of
+    /// it, one on the query's rare words most of it. `None` where the score has no such
+    /// scale (PostgreSQL's `ts_rank_cd`): scores are then read against the best match.
+    pub full_match: Option<f64>,
+}
+
+impl std::ops::Deref for LexicalHits {
+    type Target = [LexicalHit];
+
+    fn deref(&self) -> &[LexicalHit] {
+        &self.hits
+    }
+}
+
 /// Whatever holds a database lock (a transaction, a connection), and how to let go of it now.
 #[async_trait]
 pub trait HeldLock: Send {
@@ -321,7 +340,7 @@ pub trait MemoryStore: Send + Sync + 'static {
     async fn get_many(&self, ids: &[MemoryId]) -> Result<Vec<Memory>, StoreError>;
 
     /// Full-text search over the rows' terms (words; character bigrams for CJK), best first.
-    async fn lexical_search(&self, query: &LexicalQuery) -> Result<Vec<LexicalHit>, StoreError>;
+    async fn lexical_search(&self, query: &LexicalQuery) -> Result<LexicalHits, StoreError>;
 
     /// Active rows holding (namespace, entity, attribute).
     async fn active_facts(

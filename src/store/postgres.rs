@@ -10,8 +10,8 @@ use sqlx::Row;
 use sqlx::postgres::{PgPool, PgPoolOptions, PgRow};
 
 use super::{
-    AccessHit, COLUMNS, COUNTS_SQL, CountRow, ForgetSelector, Forgotten, LexicalHit, LexicalQuery,
-    MemoryStore, MergeUpdate, StoreError, StoreLock, count_row, insert_error,
+    AccessHit, COLUMNS, COUNTS_SQL, CountRow, ForgetSelector, Forgotten, LexicalHit, LexicalHits,
+    LexicalQuery, MemoryStore, MergeUpdate, StoreError, StoreLock, count_row, insert_error,
     parse_type_and_status, soonest_expiry_first,
 };
 use crate::domain::{Memory, MemoryId, Namespace};
@@ -422,9 +422,9 @@ impl MemoryStore for PostgresStore {
         rows_to_memories(&rows)
     }
 
-    async fn lexical_search(&self, query: &LexicalQuery) -> Result<Vec<LexicalHit>, StoreError> {
+    async fn lexical_search(&self, query: &LexicalQuery) -> Result<LexicalHits, StoreError> {
         if query.terms.is_empty() {
-            return Ok(vec![]);
+            return Ok(LexicalHits::default());
         }
         // Any of the terms (OR), each a quoted lexeme so no term is read as tsquery syntax.
         let rows: Vec<(MemoryId, f32)> = sqlx::query_as(
@@ -449,13 +449,16 @@ impl MemoryStore for PostgresStore {
         .bind(query.created_to.map(ms))
         .fetch_all(&self.pool)
         .await?;
-        Ok(rows
-            .into_iter()
-            .map(|(id, score)| LexicalHit {
-                id,
-                score: f64::from(score),
-            })
-            .collect())
+        Ok(LexicalHits {
+            hits: rows
+                .into_iter()
+                .map(|(id, score)| LexicalHit {
+                    id,
+                    score: f64::from(score),
+                })
+                .collect(),
+            full_match: None,
+        })
     }
 
     async fn active_facts(

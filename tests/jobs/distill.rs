@@ -193,7 +193,6 @@ fn llm_distill(
             concurrency,
             budget,
         ))),
-        ..Default::default()
     };
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(

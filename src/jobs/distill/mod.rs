@@ -23,7 +23,6 @@ use serde_json::json;
 use super::config::{JobConfigError, JobSettings};
 use super::registry::JobSpec;
 use super::{Job, JobContext, JobEnv, JobError, JobStats};
-use crate::configuration::EmbedderKind;
 use crate::distill::cluster::{ClusterParams, cluster};
 use crate::distill::drafter::LlmDrafter;
 use crate::distill::review::{self, Approval};
@@ -46,21 +45,23 @@ pub const SPEC: JobSpec = JobSpec {
     build,
 };
 
+/// The cluster threshold for an embedder (by its id): `embed::calibration`, measured with
+/// `hindsight eval distill` (README).
+pub fn default_min_cosine(embedder_id: &str) -> f32 {
+    crate::embed::calibration(embedder_id).distill_min_cosine
+}
+
 /// Who auto-approved a candidate, as its reviewer.
 pub const AUTO_REVIEWER: &str = "auto-approve";
 
 fn build(settings: &JobSettings, env: &JobEnv) -> Result<Arc<dyn Job>, JobConfigError> {
-    // How alike two paraphrases look depends on the embedder: the built-in hashed n-grams
-    // only see shared words (paraphrases score 0.5-0.7, unrelated sentences ~0.1), a dense
-    // model sees meaning (paraphrases 0.75-0.9). Measured: `hindsight eval distill`, README.
-    let default_min_cosine = match env.embedder {
-        EmbedderKind::Builtin => 0.55,
-        EmbedderKind::Openai => 0.75,
+    // An explicit min_cosine wins; otherwise the embedder's own default, picked at run time
+    // from the embedder the service actually uses (`default_min_cosine`).
+    let min_cosine = match settings.params.contains_key("min_cosine") {
+        true => Some(settings.float("min_cosine", 0.0, -0.999..=1.0)? as f32),
+        false => None,
     };
-    let params = ClusterParams {
-        min_cosine: settings.float("min_cosine", default_min_cosine, -0.999..=1.0)? as f32,
-        min_points: settings.int("min_points", 3, 2..=1000)? as usize,
-    };
+    let min_points = settings.int("min_points", 3, 2..=1000)? as usize;
     // Off unless set: nothing the agent trusts appears without a reviewer by default.
     let auto_approve = match settings.params.contains_key("auto_approve_confidence") {
         true => Some(settings.float("auto_approve_confidence", 1.0, 0.5..=1.0)?),
@@ -68,7 +69,8 @@ fn build(settings: &JobSettings, env: &JobEnv) -> Result<Arc<dyn Job>, JobConfig
     };
     Ok(Arc::new(Distill {
         window: Duration::days(settings.int("window_days", 7, 1..=3650)?),
-        params,
+        min_cosine,
+        min_points,
         dedup_cosine: settings.float("dedup_cosine", 0.9, 0.0..=1.0)? as f32,
         max_episodes: settings.int("max_episodes", 5000, 10..=100_000)?,
         auto_approve,
@@ -78,7 +80,9 @@ fn build(settings: &JobSettings, env: &JobEnv) -> Result<Arc<dyn Job>, JobConfig
 
 pub struct Distill {
     pub window: Duration,
-    pub params: ClusterParams,
+    /// `None`: the embedder's default (`default_min_cosine`).
+    pub min_cosine: Option<f32>,
+    pub min_points: usize,
     /// A draft at least this similar to a known candidate or semantic memory is the same
     /// knowledge.
     pub dedup_cosine: f32,
@@ -252,7 +256,12 @@ impl Distill {
             .await?;
         tally.episodes += episodes.len() as u64;
         let vectors: Vec<Vec<f32>> = episodes.iter().map(|m| m.embedding.clone()).collect();
-        let params = self.params;
+        let params = ClusterParams {
+            min_cosine: self
+                .min_cosine
+                .unwrap_or_else(|| default_min_cosine(ctx.service.embedder().id())),
+            min_points: self.min_points,
+        };
         let (clustering, vectors) =
             tokio::task::spawn_blocking(move || (cluster(&vectors, &params), vectors))
                 .await
