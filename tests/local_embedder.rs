@@ -76,6 +76,65 @@ async fn a_batch_equals_one_by_one_and_keeps_order() {
     assert!(cosine(&query, &batched[1]) > 0.99999);
 }
 
+/// The dedup threshold (0.92) with MiniLM: English near-duplicates above it, paraphrases and
+/// unrelated sentences below (the README's calibration table).
+#[tokio::test]
+async fn dedup_threshold_separates_near_duplicates_from_paraphrases() {
+    let embedder = common::minilm();
+    let threshold = hindsight::service::Rules::default().dedup_threshold as f32;
+    let cos = |a: &str, b: &str| {
+        let embedder = embedder.clone();
+        let (a, b) = (a.to_owned(), b.to_owned());
+        async move {
+            let v = embedder.embed(&[a, b]).await.unwrap();
+            cosine(&v[0], &v[1])
+        }
+    };
+    for (a, b) in [
+        (
+            "The user prefers dark mode in the editor",
+            "The user prefers dark mode in their editor",
+        ),
+        (
+            "The user's daughter is called Mia",
+            "The user's daughter is named Mia",
+        ),
+        (
+            "The deploy runs every Friday at 5pm",
+            "The deploy runs every Friday at 5 pm",
+        ),
+    ] {
+        let c = cos(a, b).await;
+        assert!(c >= threshold + 0.03, "near-duplicates {c}: {a:?} / {b:?}");
+    }
+    for (a, b) in [
+        (
+            "The user prefers dark mode in the editor",
+            "In the editor, the user likes a dark theme",
+        ),
+        (
+            "The user's daughter is called Mia",
+            "Mia is the name of the user's little girl",
+        ),
+        (
+            "The user drives a blue Tesla",
+            "The user's car is a blue electric Tesla",
+        ),
+    ] {
+        let c = cos(a, b).await;
+        assert!(
+            (0.6..threshold - 0.03).contains(&c),
+            "paraphrases {c}: {a:?} / {b:?}"
+        );
+    }
+    let c = cos(
+        "The user drives a blue Tesla",
+        "Caroline went to a support group yesterday",
+    )
+    .await;
+    assert!(c < 0.3, "unrelated {c}");
+}
+
 const MEMORIES: [&str; 16] = [
     "The user drives a blue Tesla",
     "The user lives in Berlin",

@@ -56,8 +56,8 @@ pub struct Calibration {
     /// Distill: cosine for two episodes to be neighbours in a cluster.
     pub distill_min_cosine: f32,
     /// Hybrid search, score fusion: the lexical arm's weight. A dense arm that sees meaning
-    /// needs less of it. LoCoMo's dev split, hit@10: built-in embedder 0.659 at 0.6 and 0.8,
-    /// 0.649 at 0.9; MiniLM 0.700 at 0.3, 0.711 at 0.5, 0.689 at 0.8.
+    /// needs less of it. LoCoMo's dev split, hit@10: built-in embedder 0.661 at 0.6, 0.659 at
+    /// 0.8, 0.650 at 0.9; MiniLM 0.688 at 0.3, 0.700 at 0.5, 0.696 at 0.7.
     pub lexical_weight: f64,
 }
 
