@@ -14,9 +14,10 @@ pub enum EvalCommand {
         /// LoCoMo JSON, e.g. ../shared/data/locomo/locomo-dev.json
         #[arg(long)]
         locomo: std::path::PathBuf,
-        /// Cosine similarity for two turns to be neighbours (comma-separated: one run each).
-        #[arg(long, value_delimiter = ',', default_value = "0.75")]
-        min_cosine: Vec<f64>,
+        /// Cosine similarity for two turns to be neighbours (comma-separated: one run each;
+        /// default: the embedder's own, 0.55 builtin, 0.8 local).
+        #[arg(long, value_delimiter = ',')]
+        min_cosine: Option<Vec<f64>>,
         #[arg(long, default_value_t = 3)]
         min_points: usize,
         #[arg(long, default_value_t = 0.9)]
@@ -65,6 +66,14 @@ pub async fn run(settings: Settings, command: EvalCommand) -> anyhow::Result<()>
         } => return retrieval(settings, &locomo, &arms, fusion, conversations).await,
     };
     let env = startup::job_env(&settings)?;
+    let min_cosine = match min_cosine {
+        Some(values) => values,
+        None => {
+            let id = startup::embedder(&settings).await?.id().to_owned();
+            let default = f64::from(hindsight::embed::calibration(&id).distill_min_cosine);
+            vec![(default * 1000.0).round() / 1000.0]
+        }
+    };
     for min_cosine in min_cosine {
         let embedder = startup::embedder(&settings).await?;
         // Each run in a fresh scratch directory, removed afterwards.
