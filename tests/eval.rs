@@ -7,8 +7,7 @@ mod common;
 
 use serde_json::Value;
 
-#[test]
-fn eval_retrieval_reports_each_arm_on_a_locomo_slice() {
+fn locomo() -> String {
     let locomo = std::env::var("HINDSIGHT_TEST_LOCOMO").unwrap_or_else(|_| {
         format!(
             "{}/../shared/data/locomo/locomo-dev.json",
@@ -19,6 +18,60 @@ fn eval_retrieval_reports_each_arm_on_a_locomo_slice() {
         std::path::Path::new(&locomo).exists(),
         "this test reads LoCoMo at {locomo} (set HINDSIGHT_TEST_LOCOMO to another copy)"
     );
+    locomo
+}
+
+/// `bench embed` with the local model: 20-word queries cut from the turns, and bulk.
+#[test]
+fn bench_embed_times_queries_and_bulk_with_the_local_model() {
+    let data = tempfile::tempdir().unwrap();
+    let output = std::process::Command::new(common::binary())
+        .args([
+            "--embedder",
+            "local",
+            "bench",
+            "embed",
+            "--locomo",
+            &locomo(),
+        ])
+        .args(["--queries", "20", "--words", "12", "--bulk", "100"])
+        .arg("--data-dir")
+        .arg(data.path())
+        .env("HINDSIGHT_CONFIG", data.path().join("no-such-config.toml"))
+        .env("HINDSIGHT_EMBED_MODEL_DIR", common::minilm_dir())
+        .env("RAYON_NUM_THREADS", "1")
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(
+        report["embedder"],
+        "local:sentence-transformers/all-MiniLM-L6-v2/384"
+    );
+    assert_eq!(
+        (report["threads"].as_u64(), report["queries"].as_u64()),
+        (Some(1), Some(20))
+    );
+    assert_eq!(report["query_words"], 12);
+    assert!(report["query_p50_ms"].as_f64().unwrap() > 0.0, "{report}");
+    assert!(
+        report["query_p99_ms"].as_f64() >= report["query_p50_ms"].as_f64(),
+        "{report}"
+    );
+    assert_eq!(report["bulk_texts"], 100, "{report}");
+    assert!(
+        report["bulk_per_second"].as_f64().unwrap() > 0.0,
+        "{report}"
+    );
+}
+
+#[test]
+fn eval_retrieval_reports_each_arm_on_a_locomo_slice() {
+    let locomo = locomo();
     let data = tempfile::tempdir().unwrap();
     let output = std::process::Command::new(common::binary())
         .args(["eval", "retrieval", "--locomo", &locomo])

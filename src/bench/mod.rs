@@ -15,6 +15,7 @@ use crate::service::{MemoryService, Rules, SearchRequest, WriteRequest, WriteSta
 use crate::store::{MemoryStore, PoolSize, PostgresStore, SqliteStore};
 
 pub mod distill_eval;
+pub mod embed;
 pub mod jobs;
 pub mod locomo;
 pub mod retrieval_eval;

@@ -1,4 +1,4 @@
-//! `hindsight bench search | jobs`: machine-readable benchmark results (one JSON object per
+//! `hindsight bench search | jobs | embed`: machine-readable benchmark results (one JSON object per
 //! size and backend).
 
 use clap::Subcommand;
@@ -32,6 +32,22 @@ pub enum BenchCommand {
         /// The search arms timed: hybrid (the default search), dense or lexical.
         #[arg(long, default_value = "hybrid", value_parser = hindsight::configuration::SearchArms::parse)]
         arms: hindsight::configuration::SearchArms,
+    },
+    /// The configured embedder alone (`--embedder local`): one query at a time, as a search
+    /// embeds it, and bulk, as a reindex does, over LoCoMo's turns. `RAYON_NUM_THREADS=1`
+    /// measures one core. Prints one JSON line.
+    Embed {
+        /// LoCoMo JSON, e.g. ../shared/data/locomo/locomo-dev.json
+        #[arg(long)]
+        locomo: std::path::PathBuf,
+        /// Words per query (turns cut to this many).
+        #[arg(long, default_value_t = 20)]
+        words: usize,
+        #[arg(long, default_value_t = 500)]
+        queries: usize,
+        /// Turns embedded in bulk (default: all of them).
+        #[arg(long, default_value_t = usize::MAX, hide_default_value = true)]
+        bulk: usize,
     },
     /// Bulk-load N rows, then time the expire and archive jobs over them. Prints JSON lines.
     Jobs {
@@ -110,6 +126,31 @@ pub async fn run(settings: Settings, command: BenchCommand) -> anyhow::Result<()
                     println!("{}", serde_json::to_string(&report)?);
                 }
             }
+            Ok(())
+        }
+        BenchCommand::Embed {
+            locomo,
+            words,
+            queries,
+            bulk,
+        } => {
+            anyhow::ensure!(
+                (1..=500).contains(&words),
+                "--words: must be 1..=500, got {words}"
+            );
+            let conversations =
+                hindsight::bench::locomo::load(&locomo).map_err(|e| anyhow::anyhow!("{e}"))?;
+            let embedder = hindsight::startup::embedder(&settings).await?;
+            let report = hindsight::bench::embed::embed_bench(
+                &conversations,
+                embedder,
+                words,
+                queries,
+                bulk,
+            )
+            .await
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+            println!("{}", serde_json::to_string(&report)?);
             Ok(())
         }
         BenchCommand::Jobs {

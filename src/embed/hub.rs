@@ -58,6 +58,8 @@ pub enum PullError {
     },
     #[error("model id {0:?} is not of the form org/name")]
     BadId(String),
+    #[error("HTTP client: {0}")]
+    Client(String),
     #[error("hub cache {path}: {source}")]
     Io {
         path: String,
@@ -158,12 +160,7 @@ impl Hub {
             .redirect(reqwest::redirect::Policy::none())
             .user_agent(concat!("hindsight/", env!("CARGO_PKG_VERSION")))
             .build()
-            .map_err(|e| PullError::Unreachable {
-                model: String::new(),
-                file: String::new(),
-                endpoint: endpoint.clone(),
-                reason: e.to_string(),
-            })?;
+            .map_err(|e| PullError::Client(e.to_string()))?;
         Ok(Self {
             endpoint: endpoint.trim_end_matches('/').to_owned(),
             token,
