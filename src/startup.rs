@@ -197,8 +197,8 @@ async fn new_data_set_embedder(settings: &Settings) -> (Arc<dyn Embedder>, Optio
 }
 
 /// The embedder named by the settings. For `openai` without `embed_dimension`, one probe call
-/// learns the vector size.
-/// `auto` here (no data set to ask) means the local model when it is here, else builtin.
+/// learns the vector size; `local` pulls its model when it is not here. `auto` here (no data
+/// set to ask, as in the evals and benches) means the local model when it is here, else builtin.
 pub async fn embedder(settings: &Settings) -> Result<Arc<dyn Embedder>, StartupError> {
     match settings.embedder {
         EmbedderKind::Builtin => Ok(Arc::new(BuiltinEmbedder::new())),

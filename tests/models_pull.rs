@@ -223,6 +223,21 @@ async fn pull_checks_every_file_and_installs_all_or_nothing() {
     assert!(ok, "{stderr}");
     assert_eq!(hub.weight_downloads.load(Ordering::SeqCst), before);
 
+    // A revision or model id that could name a path outside the cache is refused before any
+    // request.
+    for (args, says) in [
+        (["pull", "--revision", "../../escape"], "revision"),
+        (["pull", "../escape", "--revision=main"], "model id"),
+    ] {
+        let args = [&["models"][..], &args[..]].concat();
+        let (ok, _, stderr) = hindsight(data.path(), cache.path(), &env, &args).await;
+        assert!(!ok && stderr.contains(says), "{stderr}");
+    }
+    assert!(
+        !cache.path().join("escape").exists()
+            && !cache.path().parent().unwrap().join("escape").exists()
+    );
+
     // HF_HUB_OFFLINE refuses, naming the variable.
     let (ok, _, stderr) = hindsight(
         data.path(),

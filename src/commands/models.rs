@@ -17,6 +17,8 @@ pub enum ModelsCommand {
     Pull {
         /// Hub model id (default: `embed_model`, else sentence-transformers/all-MiniLM-L6-v2).
         model: Option<String>,
+        /// A branch, tag or commit. The embedder reads `main`; for another revision, point
+        /// `embed_model_dir` at the `path` this prints.
         #[arg(long, default_value = "main")]
         revision: String,
     },

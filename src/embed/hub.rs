@@ -56,8 +56,10 @@ pub enum PullError {
         file: String,
         header: &'static str,
     },
-    #[error("model id {0:?} is not of the form org/name")]
+    #[error("model id {0:?} is not of the form org/name (letters, digits, '.', '_', '-')")]
     BadId(String),
+    #[error("revision {0:?}: use a branch, tag or commit of letters, digits, '.', '_' and '-'")]
+    BadRevision(String),
     #[error("HTTP client: {0}")]
     Client(String),
     #[error("hub cache {path}: {source}")]
@@ -181,13 +183,21 @@ impl Hub {
         revision: &str,
         mut progress: impl FnMut(PullProgress<'_>),
     ) -> Result<PathBuf, PullError> {
+        // Both name paths (the cache's directory, refs/): the hub's own character set, and
+        // nothing that could leave the cache.
+        let plain = |part: &str| {
+            !part.is_empty()
+                && !part.starts_with('.')
+                && part
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+        };
         let parts: Vec<&str> = model.split('/').collect();
-        if parts.len() != 2
-            || parts
-                .iter()
-                .any(|p| p.is_empty() || *p == "." || *p == "..")
-        {
+        if parts.len() != 2 || !parts.iter().all(|p| plain(p)) {
             return Err(PullError::BadId(model.to_owned()));
+        }
+        if !plain(revision) {
+            return Err(PullError::BadRevision(revision.to_owned()));
         }
         let repo = cache.repo_dir(model);
         let blobs = repo.join("blobs");
@@ -363,7 +373,14 @@ impl Hub {
             file: file.to_owned(),
             reason,
         };
-        let partial = blobs.join(format!("{etag}.incomplete"));
+        // A name of this download's own: two processes pulling the same model at once (a
+        // daemon's first start and a `models pull`) must not write into one file. Both then
+        // rename identical bytes onto the blob.
+        let partial = blobs.join(format!(
+            "{etag}.{}-{:08x}.incomplete",
+            std::process::id(),
+            rand::random::<u32>()
+        ));
         let result = async {
             let mut out = tokio::fs::File::create(&partial)
                 .await
