@@ -1057,6 +1057,80 @@ async fn sqlite_reindexes_terms_made_under_older_rules() {
     );
 }
 
+/// The same on PostgreSQL: rows indexed under older term rules (unstemmed) are indexed again
+/// when the store opens, hot and archived rows alike.
+#[tokio::test]
+async fn postgres_reindexes_terms_made_under_older_rules() {
+    use hindsight::store::MaintenanceStore;
+    let db = common::pg::TestDatabase::create().await;
+    let (hot, cold) = (
+        memory(
+            "default",
+            MemoryType::Episodic,
+            "Caroline was researching adoption agencies",
+        ),
+        memory("default", MemoryType::Episodic, "Melanie painted sunsets"),
+    );
+    {
+        let store = PostgresStore::connect(&db.url, PoolSize { min: 1, max: 2 })
+            .await
+            .unwrap();
+        store.insert(&hot).await.unwrap();
+        store.insert(&cold).await.unwrap();
+        store
+            .archive_ids_to_table(&[cold.id], Utc::now())
+            .await
+            .unwrap();
+        for (table, id, terms) in [
+            (
+                "memories",
+                hot.id,
+                "caroline was researching adoption agencies",
+            ),
+            ("memories_archive", cold.id, "melanie painted sunsets"),
+        ] {
+            sqlx::query(sqlx::AssertSqlSafe(format!(
+                "UPDATE {table} SET lexical = $2 WHERE id = $1"
+            )))
+            .bind(id)
+            .bind(terms)
+            .execute(store.pool())
+            .await
+            .unwrap();
+        }
+        store.meta_set("lexical_version", "1").await.unwrap();
+        assert!(
+            lexical_ids(&store, &lexical("default", "research"))
+                .await
+                .is_empty(),
+            "unstemmed terms do not match the stemmed query"
+        );
+        store.pool().close().await;
+    }
+    let store = PostgresStore::connect(&db.url, PoolSize { min: 1, max: 2 })
+        .await
+        .unwrap();
+    assert_eq!(
+        lexical_ids(&store, &lexical("default", "research")).await,
+        vec![hot.id]
+    );
+    assert_eq!(
+        store.meta_get("lexical_version").await.unwrap().as_deref(),
+        Some(hindsight::lexical::VERSION)
+    );
+    let restored = store
+        .restore_from_table(&RestoreSelector::Ids(vec![cold.id]), None, 10, Utc::now())
+        .await
+        .unwrap();
+    assert_eq!(restored.restored, vec![cold.id]);
+    assert_eq!(
+        lexical_ids(&store, &lexical("default", "sunset")).await,
+        vec![cold.id],
+        "the archived row's terms were redone too"
+    );
+    store.pool().close().await;
+}
+
 /// SQLite leaves out of a full-text query the terms that more than `max_df` of the rows hold
 /// (from 1,000 rows on), keeping the two rarest: the match then touches only the rows the rare
 /// terms are in.
