@@ -35,6 +35,11 @@ struct Hub {
     files: PathBuf,
     mode: std::sync::Mutex<Mode>,
     weight_downloads: AtomicUsize,
+    /// The CDN's own origin (another port): the weights are redirected there.
+    cdn: std::sync::OnceLock<String>,
+    /// Requests that carried a token, at the hub and at the CDN.
+    hub_tokens: AtomicUsize,
+    cdn_tokens: AtomicUsize,
 }
 
 fn sha256(bytes: &[u8]) -> String {
@@ -44,7 +49,11 @@ fn sha256(bytes: &[u8]) -> String {
 async fn resolve(
     State(hub): State<Arc<Hub>>,
     UrlPath((org, name, revision, file)): UrlPath<(String, String, String, String)>,
+    request: HeaderMap,
 ) -> Response {
+    if request.get("authorization").is_some() {
+        hub.hub_tokens.fetch_add(1, Ordering::SeqCst);
+    }
     if format!("{org}/{name}") != MODEL || revision != "main" {
         return (StatusCode::NOT_FOUND, "Repository not found").into_response();
     }
@@ -57,17 +66,26 @@ async fn resolve(
         let digest = sha256(&bytes);
         headers.insert("x-linked-etag", format!("\"{digest}\"").parse().unwrap());
         headers.insert("x-linked-size", bytes.len().to_string().parse().unwrap());
-        headers.insert("location", format!("/cdn/{digest}").parse().unwrap());
+        let cdn = hub.cdn.get().unwrap();
+        headers.insert("location", format!("{cdn}/cdn/{digest}").parse().unwrap());
         return (StatusCode::FOUND, headers).into_response();
     }
     // A small file's ETag is git's blob id (40 hex), which is not a content hash we check.
+    // (The hub may send it weak.)
     let etag = &sha256(&bytes)[..40];
-    headers.insert("etag", format!("\"{etag}\"").parse().unwrap());
+    headers.insert("etag", format!("W/\"{etag}\"").parse().unwrap());
     (StatusCode::OK, headers, bytes).into_response()
 }
 
-async fn cdn(State(hub): State<Arc<Hub>>, UrlPath(_digest): UrlPath<String>) -> Response {
+async fn cdn(
+    State(hub): State<Arc<Hub>>,
+    UrlPath(_digest): UrlPath<String>,
+    request: HeaderMap,
+) -> Response {
     hub.weight_downloads.fetch_add(1, Ordering::SeqCst);
+    if request.get("authorization").is_some() {
+        hub.cdn_tokens.fetch_add(1, Ordering::SeqCst);
+    }
     let mut bytes = std::fs::read(hub.files.join("model.safetensors")).unwrap();
     let mode = *hub.mode.lock().unwrap();
     match mode {
@@ -95,10 +113,20 @@ async fn start_hub() -> (String, Arc<Hub>) {
         files: common::minilm_dir(),
         mode: std::sync::Mutex::new(Mode::Ok),
         weight_downloads: AtomicUsize::new(0),
+        cdn: std::sync::OnceLock::new(),
+        hub_tokens: AtomicUsize::new(0),
+        cdn_tokens: AtomicUsize::new(0),
     });
+    let cdn = Router::new()
+        .route("/cdn/{digest}", get(cdn))
+        .with_state(hub.clone());
+    let cdn_listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    hub.cdn
+        .set(format!("http://{}", cdn_listener.local_addr().unwrap()))
+        .unwrap();
+    tokio::spawn(async move { axum::serve(cdn_listener, cdn).await.unwrap() });
     let app = Router::new()
         .route("/{org}/{name}/resolve/{revision}/{*file}", get(resolve))
-        .route("/cdn/{digest}", get(cdn))
         .with_state(hub.clone());
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
@@ -190,9 +218,20 @@ async fn pull_checks_every_file_and_installs_all_or_nothing() {
     }
 
     *hub.mode.lock().unwrap() = Mode::Ok;
+    let with_token = [("HF_ENDPOINT", url.as_str()), ("HF_TOKEN", "hf_secret")];
     let (ok, stdout, stderr) =
-        hindsight(data.path(), cache.path(), &env, &["models", "pull"]).await;
+        hindsight(data.path(), cache.path(), &with_token, &["models", "pull"]).await;
     assert!(ok, "{stderr}");
+    assert!(
+        hub.hub_tokens.load(Ordering::SeqCst) > 0,
+        "the hub gets the token"
+    );
+    assert_eq!(
+        hub.cdn_tokens.load(Ordering::SeqCst),
+        0,
+        "the CDN never does"
+    );
+    assert!(!stderr.contains("hf_secret"), "{stderr}");
     assert!(
         stderr.contains("model.safetensors"),
         "progress shown: {stderr}"

@@ -283,7 +283,10 @@ impl Hub {
         let mut response = None;
         for _ in 0..5 {
             let mut request = self.client.get(&url);
-            if let Some(token) = &self.token {
+            // The token goes to the hub only, never to the CDN a redirect points at.
+            if let Some(token) = &self.token
+                && url.starts_with(&format!("{}/", self.endpoint))
+            {
                 request = request.bearer_auth(token);
             }
             let r = request
@@ -294,7 +297,8 @@ impl Hub {
                 r.headers()
                     .get(name)
                     .and_then(|v| v.to_str().ok())
-                    .map(|v| v.trim_matches('"').to_owned())
+                    // A weak ETag (`W/"…"`) names the same bytes.
+                    .map(|v| v.trim_start_matches("W/").trim_matches('"').to_owned())
             };
             commit = commit.or(header("x-repo-commit"));
             etag = etag.or(header("x-linked-etag")).or(header("etag"));
