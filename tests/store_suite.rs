@@ -989,13 +989,12 @@ async fn postgres_upgrade_fills_the_lexical_index_of_existing_rows() {
     );
 }
 
-/// Rows whose terms were made under older rules (`meta.lexical_version` behind, words not
-/// stemmed) are indexed again when the store opens, hot and archived rows alike.
-#[tokio::test]
-async fn sqlite_reindexes_terms_made_under_older_rules() {
-    use hindsight::store::MaintenanceStore;
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("hindsight.db");
+/// Two memories, the second archived, both given terms made before stemming (by `set_terms`:
+/// table, id, terms, in each backend's SQL) and the term rules' version put behind.
+async fn seed_unstemmed_terms(
+    store: &dyn Database,
+    set_terms: impl AsyncFn(&'static str, MemoryId, &'static str),
+) -> (MemoryId, MemoryId) {
     let (hot, cold) = (
         memory(
             "default",
@@ -1004,130 +1003,104 @@ async fn sqlite_reindexes_terms_made_under_older_rules() {
         ),
         memory("default", MemoryType::Episodic, "Melanie painted sunsets"),
     );
-    {
-        let store = SqliteStore::open(&path).await.unwrap();
-        store.insert(&hot).await.unwrap();
-        store.insert(&cold).await.unwrap();
-        store
-            .archive_ids_to_table(&[cold.id], Utc::now())
+    store.insert(&hot).await.unwrap();
+    store.insert(&cold).await.unwrap();
+    store
+        .archive_ids_to_table(&[cold.id], Utc::now())
+        .await
+        .unwrap();
+    set_terms(
+        "memories",
+        hot.id,
+        "caroline was researching adoption agencies",
+    )
+    .await;
+    set_terms("memories_archive", cold.id, "melanie painted sunsets").await;
+    store.meta_set("lexical_version", "1").await.unwrap();
+    assert!(
+        lexical_ids(store, &lexical("default", "research"))
             .await
-            .unwrap();
-        for (table, id, terms) in [
-            (
-                "memories",
-                hot.id,
-                "caroline was researching adoption agencies",
-            ),
-            ("memories_archive", cold.id, "melanie painted sunsets"),
-        ] {
+            .is_empty(),
+        "unstemmed terms do not match the stemmed query"
+    );
+    (hot.id, cold.id)
+}
+
+/// After a reopen: both rows' terms redone under the current rules, the version recorded.
+async fn assert_terms_redone(store: &dyn Database, hot: MemoryId, cold: MemoryId) {
+    assert_eq!(
+        lexical_ids(store, &lexical("default", "research")).await,
+        vec![hot]
+    );
+    assert_eq!(
+        store.meta_get("lexical_version").await.unwrap().as_deref(),
+        Some(hindsight::lexical::VERSION)
+    );
+    let restored = store
+        .restore_from_table(&RestoreSelector::Ids(vec![cold]), None, 10, Utc::now())
+        .await
+        .unwrap();
+    assert_eq!(restored.restored, vec![cold]);
+    assert_eq!(
+        lexical_ids(store, &lexical("default", "sunset")).await,
+        vec![cold],
+        "the archived row's terms were redone too"
+    );
+}
+
+/// Rows whose terms were made under older rules (`meta.lexical_version` behind, words not
+/// stemmed) are indexed again when the store opens, hot and archived rows alike.
+#[tokio::test]
+async fn sqlite_reindexes_terms_made_under_older_rules() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("hindsight.db");
+    let (hot, cold) = {
+        let store = SqliteStore::open(&path).await.unwrap();
+        let pool = store.pool().clone();
+        seed_unstemmed_terms(&store, async |table, id, terms| {
             sqlx::query(sqlx::AssertSqlSafe(format!(
                 "UPDATE {table} SET lexical = ?2 WHERE id = ?1"
             )))
             .bind(id.to_string())
             .bind(terms)
-            .execute(store.pool())
+            .execute(&pool)
             .await
             .unwrap();
-        }
-        store.meta_set("lexical_version", "1").await.unwrap();
-        assert!(
-            lexical_ids(&store, &lexical("default", "research"))
-                .await
-                .is_empty()
-        );
-    }
-    let store = SqliteStore::open(&path).await.unwrap();
-    assert_eq!(
-        lexical_ids(&store, &lexical("default", "research")).await,
-        vec![hot.id]
-    );
-    assert_eq!(
-        store.meta_get("lexical_version").await.unwrap().as_deref(),
-        Some(hindsight::lexical::VERSION)
-    );
-    let restored = store
-        .restore_from_table(&RestoreSelector::Ids(vec![cold.id]), None, 10, Utc::now())
+        })
         .await
-        .unwrap();
-    assert_eq!(restored.restored, vec![cold.id]);
-    assert_eq!(
-        lexical_ids(&store, &lexical("default", "sunset")).await,
-        vec![cold.id],
-        "the archived row's terms were redone too"
-    );
+    };
+    let store = SqliteStore::open(&path).await.unwrap();
+    assert_terms_redone(&store, hot, cold).await;
 }
 
-/// The same on PostgreSQL: rows indexed under older term rules (unstemmed) are indexed again
-/// when the store opens, hot and archived rows alike.
+/// The same on PostgreSQL.
 #[tokio::test]
 async fn postgres_reindexes_terms_made_under_older_rules() {
-    use hindsight::store::MaintenanceStore;
     let db = common::pg::TestDatabase::create().await;
-    let (hot, cold) = (
-        memory(
-            "default",
-            MemoryType::Episodic,
-            "Caroline was researching adoption agencies",
-        ),
-        memory("default", MemoryType::Episodic, "Melanie painted sunsets"),
-    );
-    {
-        let store = PostgresStore::connect(&db.url, PoolSize { min: 1, max: 2 })
+    let open = async || {
+        PostgresStore::connect(&db.url, PoolSize { min: 1, max: 2 })
             .await
-            .unwrap();
-        store.insert(&hot).await.unwrap();
-        store.insert(&cold).await.unwrap();
-        store
-            .archive_ids_to_table(&[cold.id], Utc::now())
-            .await
-            .unwrap();
-        for (table, id, terms) in [
-            (
-                "memories",
-                hot.id,
-                "caroline was researching adoption agencies",
-            ),
-            ("memories_archive", cold.id, "melanie painted sunsets"),
-        ] {
+            .unwrap()
+    };
+    let (hot, cold) = {
+        let store = open().await;
+        let pool = store.pool().clone();
+        let seeded = seed_unstemmed_terms(&store, async |table, id, terms| {
             sqlx::query(sqlx::AssertSqlSafe(format!(
                 "UPDATE {table} SET lexical = $2 WHERE id = $1"
             )))
             .bind(id)
             .bind(terms)
-            .execute(store.pool())
+            .execute(&pool)
             .await
             .unwrap();
-        }
-        store.meta_set("lexical_version", "1").await.unwrap();
-        assert!(
-            lexical_ids(&store, &lexical("default", "research"))
-                .await
-                .is_empty(),
-            "unstemmed terms do not match the stemmed query"
-        );
+        })
+        .await;
         store.pool().close().await;
-    }
-    let store = PostgresStore::connect(&db.url, PoolSize { min: 1, max: 2 })
-        .await
-        .unwrap();
-    assert_eq!(
-        lexical_ids(&store, &lexical("default", "research")).await,
-        vec![hot.id]
-    );
-    assert_eq!(
-        store.meta_get("lexical_version").await.unwrap().as_deref(),
-        Some(hindsight::lexical::VERSION)
-    );
-    let restored = store
-        .restore_from_table(&RestoreSelector::Ids(vec![cold.id]), None, 10, Utc::now())
-        .await
-        .unwrap();
-    assert_eq!(restored.restored, vec![cold.id]);
-    assert_eq!(
-        lexical_ids(&store, &lexical("default", "sunset")).await,
-        vec![cold.id],
-        "the archived row's terms were redone too"
-    );
+        seeded
+    };
+    let store = open().await;
+    assert_terms_redone(&store, hot, cold).await;
     store.pool().close().await;
 }
 
