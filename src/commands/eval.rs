@@ -66,16 +66,17 @@ pub async fn run(settings: Settings, command: EvalCommand) -> anyhow::Result<()>
         } => return retrieval(settings, &locomo, &arms, fusion, conversations).await,
     };
     let env = startup::job_env(&settings)?;
+    // One embedder (the local model loaded once) for every run; each run has its own store.
+    let embedder = startup::embedder(&settings).await?;
     let min_cosine = match min_cosine {
         Some(values) => values,
         None => {
-            let id = startup::embedder(&settings).await?.id().to_owned();
-            let default = f64::from(hindsight::embed::calibration(&id).distill_min_cosine);
+            let default =
+                f64::from(hindsight::embed::calibration(embedder.id()).distill_min_cosine);
             vec![(default * 1000.0).round() / 1000.0]
         }
     };
     for min_cosine in min_cosine {
-        let embedder = startup::embedder(&settings).await?;
         // Each run in a fresh scratch directory, removed afterwards.
         let scratch = tempfile::tempdir()?;
         let options = DistillEvalOptions {
@@ -83,7 +84,7 @@ pub async fn run(settings: Settings, command: EvalCommand) -> anyhow::Result<()>
             min_points,
             dedup_cosine,
         };
-        let report = distill_eval(&locomo, scratch.path(), embedder, &env, &options)
+        let report = distill_eval(&locomo, scratch.path(), embedder.clone(), &env, &options)
             .await
             .map_err(|e| anyhow::anyhow!("{e}"))?;
         println!("{}", serde_json::to_string(&report)?);
