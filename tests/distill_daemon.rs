@@ -53,6 +53,7 @@ async fn seed(db: &dyn Database) -> BTreeMap<usize, BTreeSet<MemoryId>> {
                 source: json!({"theme": t}),
                 metadata: json!({}),
                 created_at: now - Duration::hours(2),
+                occurred_at: now - Duration::hours(2),
                 expires_at: None,
                 embedding_model: embedder.id().to_owned(),
                 embedding: embedder.embed(&[content]).await.unwrap().remove(0),

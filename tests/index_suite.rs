@@ -24,14 +24,14 @@ fn vector(axis: usize, nudge: f32) -> Vec<f32> {
     v.iter().map(|x| x / norm).collect()
 }
 
-fn point(namespace: &str, memory_type: MemoryType, status: Status, created_at: i64) -> IndexPoint {
+fn point(namespace: &str, memory_type: MemoryType, status: Status, occurred_at: i64) -> IndexPoint {
     IndexPoint {
         id: Uuid::now_v7(),
-        vector: vector(0, created_at as f32 / 1000.0),
+        vector: vector(0, occurred_at as f32 / 1000.0),
         namespace: namespace.to_owned(),
         memory_type,
         status,
-        created_at,
+        occurred_at,
     }
 }
 
@@ -41,8 +41,8 @@ fn query(namespace: &str) -> IndexQuery {
         namespace: namespace.to_owned(),
         memory_types: vec![],
         statuses: vec![Status::Active],
-        created_from: None,
-        created_to: None,
+        occurred_from: None,
+        occurred_to: None,
         limit: 10,
     }
 }
@@ -109,8 +109,8 @@ pub async fn filters_namespace_type_status_and_time(index: &dyn VectorIndex) {
     );
 
     let mut q = query("a");
-    q.created_from = Some(150);
-    q.created_to = Some(250);
+    q.occurred_from = Some(150);
+    q.occurred_to = Some(250);
     assert_eq!(ids(&index.search(q).await.unwrap()), vec![semantic.id]);
 
     assert_eq!(

@@ -125,6 +125,7 @@ impl Fixture {
             source: json!({"test": true}),
             metadata: json!({}),
             created_at: now - age,
+            occurred_at: now - age,
             expires_at: expires_in.map(|d| now + d),
             embedding_model: self.service.embedder().id().to_owned(),
             embedding,

@@ -269,6 +269,7 @@ async fn seed(db: &dyn Database, cold: usize, due: usize, live: usize) -> Seeded
             source: json!({"seed": i}),
             metadata: json!({}),
             created_at: now - age,
+            occurred_at: now - age,
             expires_at: expires,
             embedding_model: embedder.id().to_owned(),
             embedding: embedder
@@ -389,6 +390,7 @@ async fn runs_killed_under_the_cli_are_marked_interrupted_without_a_daemon() {
             source: json!(null),
             metadata: json!({}),
             created_at: Utc::now() - Duration::hours(1),
+            occurred_at: Utc::now() - Duration::hours(1),
             expires_at: None,
             embedding_model: embedder.id().to_owned(),
             embedding: embedder.embed(&[content]).await.unwrap().remove(0),

@@ -48,6 +48,7 @@ async fn exercise_tools(client: &common::Client) {
         "attribute",
         "source",
         "metadata",
+        "occurred_at",
     ] {
         assert!(
             write_schema["properties"].get(field).is_some(),
@@ -62,7 +63,8 @@ async fn exercise_tools(client: &common::Client) {
         json!({
             "content": "The user keeps their dotfiles in a private GitHub repo",
             "memory_type": "semantic", "importance": 0.8, "namespace": "mcp-test",
-            "source": {"conversation": "c-7"}, "metadata": {"tag": "setup"}
+            "source": {"conversation": "c-7"}, "metadata": {"tag": "setup"},
+            "occurred_at": "2024-05-01T09:30:00+02:00"
         }),
     )
     .await;
@@ -80,6 +82,8 @@ async fn exercise_tools(client: &common::Client) {
     assert_eq!(first["id"], json!(id));
     assert_eq!(first["source"], json!({"conversation": "c-7"}));
     assert_eq!(first["memory_type"], "semantic");
+    assert_eq!(first["occurred_at"], "2024-05-01T07:30:00Z");
+    assert_ne!(first["created_at"], first["occurred_at"]);
     for key in [
         "score",
         "similarity",
@@ -222,6 +226,11 @@ async fn bad_input_is_refused(client: &common::Client) {
             "memory_write",
             json!({"content": "x", "attribute": "city"}),
             "attribute",
+        ),
+        (
+            "memory_write",
+            json!({"content": "x", "occurred_at": "2999-01-01T00:00:00Z"}),
+            "occurred_at",
         ),
         ("memory_search", json!({"query": "x", "top_k": 0}), "top_k"),
         ("memory_search", json!({"query": "x", "top_k": 51}), "top_k"),

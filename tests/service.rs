@@ -319,6 +319,7 @@ async fn insert_direct(
         source: json!(null),
         metadata: json!({}),
         created_at,
+        occurred_at: created_at,
         expires_at,
         embedding_model: embedder.id().into(),
         embedding: embedder.embed_one(content),
@@ -326,6 +327,161 @@ async fn insert_direct(
     .into_memory();
     store.insert(&memory).await.unwrap();
     memory.id
+}
+
+/// Event time: what the writer says happened when is kept apart from when it was stored; the
+/// time range and recency go by it, every hit shows both; a clock a little ahead is accepted.
+#[tokio::test]
+async fn event_time_drives_the_time_range_and_recency_and_is_shown() {
+    let dir = tempfile::tempdir().unwrap();
+    let service = common::service(dir.path()).await;
+    let at = |content: &str, when: &str| WriteRequest {
+        occurred_at: Some(when.into()),
+        ..write(content)
+    };
+    let before = Utc::now();
+    let june = service
+        .write(&at(
+            "Booked the flight to Lisbon",
+            "2024-06-10T10:00:00+02:00",
+        ))
+        .await
+        .unwrap()
+        .memory_id
+        .unwrap();
+    let july = service
+        .write(&at("Cancelled the hotel in Lisbon", "2024-07-10T10:00:00Z"))
+        .await
+        .unwrap()
+        .memory_id
+        .unwrap();
+    let today = service
+        .write(&write("Asked about the weather in Lisbon"))
+        .await
+        .unwrap()
+        .memory_id
+        .unwrap();
+    // Two minutes ahead is a clock out of step, not a mistake.
+    let ahead = Utc::now() + Duration::minutes(2);
+    service
+        .write(&at("Checked the Lisbon metro map", &ahead.to_rfc3339()))
+        .await
+        .unwrap();
+
+    let june_row = service.store().get(june).await.unwrap().unwrap();
+    assert_eq!(
+        june_row.occurred_at,
+        "2024-06-10T08:00:00Z"
+            .parse::<chrono::DateTime<Utc>>()
+            .unwrap()
+    );
+    // (Rows keep milliseconds.)
+    assert!(
+        june_row.created_at > before - Duration::milliseconds(1),
+        "stored now, happened then"
+    );
+
+    let in_june = service
+        .search(&SearchRequest {
+            time_range: Some(TimeRange {
+                from: Some("2024-06-01T00:00:00Z".into()),
+                to: Some("2024-06-30T23:59:59Z".into()),
+            }),
+            ..search("Lisbon")
+        })
+        .await
+        .unwrap();
+    assert_eq!(
+        in_june.memories.iter().map(|m| m.id).collect::<Vec<_>>(),
+        vec![june],
+        "the range reads when it happened, not when it was written (all were written today)"
+    );
+    let hit = &in_june.memories[0];
+    assert_eq!(hit.occurred_at, june_row.occurred_at);
+    assert_eq!(hit.created_at, june_row.created_at);
+
+    let all = service.search(&search("Lisbon")).await.unwrap();
+    let recency = |id| {
+        all.memories
+            .iter()
+            .find(|m| m.id == id)
+            .map(|m| m.recency)
+            .unwrap()
+    };
+    assert!(recency(today) > 0.99, "{}", recency(today));
+    assert!(
+        recency(june) < recency(july) && recency(july) < 1e-3,
+        "old events are not recent however fresh their rows: {} {}",
+        recency(june),
+        recency(july)
+    );
+}
+
+/// History written out of order: the fact that happened last holds, whatever order the writes
+/// came in; the older one is kept, superseded by it, and says so in the write's result.
+#[tokio::test]
+async fn a_fact_that_happened_earlier_does_not_supersede_a_later_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let service = common::service(dir.path()).await;
+    let fact = |content: &str, when: &str| WriteRequest {
+        memory_type: Some("semantic".into()),
+        entity: Some("user".into()),
+        attribute: Some("employer".into()),
+        importance: Some(0.8),
+        occurred_at: Some(when.into()),
+        ..write(content)
+    };
+    let current = service
+        .write(&fact(
+            "The user works at Acme Robotics.",
+            "2025-03-01T00:00:00Z",
+        ))
+        .await
+        .unwrap();
+    let earlier = service
+        .write(&fact(
+            "The user works at Globex Shipping.",
+            "2023-01-01T00:00:00Z",
+        ))
+        .await
+        .unwrap();
+    let current_id = current.memory_id.unwrap();
+    assert_eq!(earlier.status, WriteStatus::Stored);
+    assert!(earlier.superseded.is_empty());
+    assert_eq!(earlier.superseded_by, Some(current_id));
+    assert_eq!(earlier.reason.as_deref(), Some("newer_fact_holds"));
+    let earlier_id = earlier.memory_id.unwrap();
+
+    let found = service
+        .search(&search("where does the user work Globex Acme"))
+        .await
+        .unwrap();
+    assert_eq!(
+        found.memories.iter().map(|m| m.id).collect::<Vec<_>>(),
+        vec![current_id],
+        "only the fact that holds"
+    );
+    let with_old = service
+        .search(&SearchRequest {
+            include_deprecated: Some(true),
+            ..search("where does the user work Globex Acme")
+        })
+        .await
+        .unwrap();
+    let old_hit = with_old
+        .memories
+        .iter()
+        .find(|m| m.id == earlier_id)
+        .expect("kept for the audit trail, and indexed as deprecated");
+    assert_eq!(old_hit.status, Status::Deprecated);
+    assert_eq!(old_hit.deprecated_by, Some(current_id));
+
+    let later = service
+        .write(&fact("The user works at Initech.", "2026-01-01T00:00:00Z"))
+        .await
+        .unwrap();
+    assert_eq!(later.superseded, vec![current_id]);
+    assert_eq!(later.superseded_by, None);
 }
 
 #[tokio::test]
@@ -852,6 +1008,20 @@ async fn invalid_requests_are_rejected_naming_the_field_and_write_nothing() {
             },
             "ttl_days",
         ),
+        (
+            WriteRequest {
+                occurred_at: Some("last Tuesday".into()),
+                ..write("x")
+            },
+            "occurred_at",
+        ),
+        (
+            WriteRequest {
+                occurred_at: Some((Utc::now() + Duration::minutes(30)).to_rfc3339()),
+                ..write("x")
+            },
+            "occurred_at",
+        ),
     ];
     for (request, field) in cases {
         match service.write(&request).await {
@@ -984,7 +1154,7 @@ async fn add_stray_point(dir: &std::path::Path) {
             namespace: "default".into(),
             memory_type: MemoryType::Semantic,
             status: Status::Active,
-            created_at: 0,
+            occurred_at: 0,
         }])
         .await
         .unwrap();

@@ -28,6 +28,7 @@ fn memory(namespace: &str, memory_type: MemoryType, content: &str) -> Memory {
         source: json!({"conversation": "c-1"}),
         metadata: json!({"k": "v"}),
         created_at: Utc::now(),
+        occurred_at: Utc::now(),
         expires_at: None,
         embedding_model: "test/3".into(),
         embedding: vec![0.1, -0.2, 0.3],
@@ -42,13 +43,17 @@ fn fact(entity: &str, attribute: &str, content: &str) -> Memory {
     m
 }
 
+/// Timestamps are stored at millisecond precision.
+fn trunc(t: chrono::DateTime<Utc>) -> i64 {
+    t.timestamp_millis()
+}
+
 pub async fn insert_get_roundtrip(store: &dyn Database) {
     let mut m = memory("ns-a", MemoryType::Episodic, "the user asked for a report");
     m.expires_at = Some(m.created_at + Duration::days(3));
+    m.occurred_at = m.created_at - Duration::days(700);
     store.insert(&m).await.unwrap();
     let got = store.get(m.id).await.unwrap().expect("row");
-    // Timestamps are stored at millisecond precision.
-    let trunc = |t: chrono::DateTime<Utc>| t.timestamp_millis();
     assert_eq!(got.content, m.content);
     assert_eq!(got.namespace, "ns-a");
     assert_eq!(got.memory_type, MemoryType::Episodic);
@@ -58,6 +63,7 @@ pub async fn insert_get_roundtrip(store: &dyn Database) {
     assert_eq!(got.merged_sources, json!([]));
     assert_eq!(got.embedding, m.embedding);
     assert_eq!(trunc(got.created_at), trunc(m.created_at));
+    assert_eq!(trunc(got.occurred_at), trunc(m.occurred_at));
     assert_eq!(got.expires_at.map(trunc), m.expires_at.map(trunc));
     assert!(store.get(Uuid::now_v7()).await.unwrap().is_none());
     let many = store.get_many(&[m.id, Uuid::now_v7()]).await.unwrap();
@@ -68,7 +74,7 @@ pub async fn supersede_deprecates_in_the_same_transaction(store: &dyn Database) 
     let old = fact("user", "city", "The user lives in Paris");
     store.insert(&old).await.unwrap();
     let new = fact("user", "city", "The user lives in Berlin");
-    let superseded = store.insert(&new).await.unwrap();
+    let superseded = store.insert(&new).await.unwrap().superseded;
     assert_eq!(superseded.len(), 1);
     assert_eq!(superseded[0].id, old.id);
     assert_eq!(superseded[0].status, Status::Deprecated);
@@ -86,6 +92,47 @@ pub async fn supersede_deprecates_in_the_same_transaction(store: &dyn Database) 
     );
 }
 
+/// History written out of order: a fact that happened before the active one does not
+/// supersede it; it is stored, deprecated by the later fact from the start, and its event time
+/// is kept. One that happened later supersedes as usual.
+pub async fn an_older_fact_arriving_late_is_stored_superseded(store: &dyn Database) {
+    let now = Utc::now();
+    let mut current = fact("user", "city", "The user lives in Berlin");
+    current.occurred_at = now - Duration::days(30);
+    store.insert(&current).await.unwrap();
+    let mut earlier = fact("user", "city", "The user lives in Paris");
+    earlier.occurred_at = now - Duration::days(400);
+    let inserted = store.insert(&earlier).await.unwrap();
+    assert!(inserted.superseded.is_empty(), "the later fact stays");
+    assert_eq!(inserted.superseded_by, Some(current.id));
+    let row = store.get(earlier.id).await.unwrap().unwrap();
+    assert_eq!(row.status, Status::Deprecated);
+    assert_eq!(row.deprecated_by, Some(current.id));
+    assert!(row.deprecated_at.is_some());
+    assert_eq!(trunc(row.occurred_at), trunc(earlier.occurred_at));
+    assert_eq!(
+        store.get(current.id).await.unwrap().unwrap().status,
+        Status::Active
+    );
+
+    let mut latest = fact("user", "city", "The user lives in Lisbon");
+    latest.occurred_at = now - Duration::days(1);
+    let inserted = store.insert(&latest).await.unwrap();
+    assert_eq!(
+        inserted.superseded.iter().map(|m| m.id).collect::<Vec<_>>(),
+        vec![current.id]
+    );
+    assert_eq!(inserted.superseded_by, None);
+    let active = store
+        .active_facts(&Namespace::default(), "user", "city")
+        .await
+        .unwrap();
+    assert_eq!(
+        active.iter().map(|m| m.id).collect::<Vec<_>>(),
+        vec![latest.id]
+    );
+}
+
 /// Other keys and other namespaces are untouched by a supersede; an unkeyed memory never
 /// supersedes anything.
 pub async fn supersede_is_scoped_to_one_fact_key(store: &dyn Database) {
@@ -94,12 +141,12 @@ pub async fn supersede_is_scoped_to_one_fact_key(store: &dyn Database) {
     let mut elsewhere = fact("user", "language", "Another tenant's user prefers Go");
     elsewhere.namespace = "other".to_owned();
     for m in [&language, &editor, &elsewhere] {
-        assert!(store.insert(m).await.unwrap().is_empty());
+        assert!(store.insert(m).await.unwrap().superseded.is_empty());
     }
     let unkeyed = memory("default", MemoryType::Semantic, "The user prefers Zig");
-    assert!(store.insert(&unkeyed).await.unwrap().is_empty());
+    assert!(store.insert(&unkeyed).await.unwrap().superseded.is_empty());
     let newer = fact("user", "language", "The user prefers Go");
-    let superseded = store.insert(&newer).await.unwrap();
+    let superseded = store.insert(&newer).await.unwrap().superseded;
     assert_eq!(
         superseded.iter().map(|m| m.id).collect::<Vec<_>>(),
         vec![language.id]
@@ -113,22 +160,33 @@ pub async fn supersede_is_scoped_to_one_fact_key(store: &dyn Database) {
 }
 
 /// Writers of one fact key at once (each insert on its own pooled connection): none fails,
-/// exactly one stays active and every other is deprecated, each by exactly one newer row.
+/// exactly one stays active — the one that happened last — and every other is deprecated, each
+/// by exactly one other row (superseded by a later insert, or stored superseded on arrival).
 pub async fn concurrent_writers_of_one_fact_queue(store: &dyn Database) {
+    let start = Utc::now() - Duration::hours(1);
     let facts: Vec<Memory> = (0..12)
-        .map(|i| fact("team", "deploy_day", &format!("Deploys happen on day {i}")))
+        .map(|i| {
+            let mut m = fact("team", "deploy_day", &format!("Deploys happen on day {i}"));
+            m.occurred_at = start + Duration::minutes(i);
+            m
+        })
         .collect();
     let results = futures::future::join_all(facts.iter().map(|m| store.insert(m))).await;
     let mut superseded = 0;
     for result in results {
-        superseded += result.expect("no writer fails").len();
+        let inserted = result.expect("no writer fails");
+        superseded += inserted.superseded.len() + usize::from(inserted.superseded_by.is_some());
     }
     assert_eq!(superseded, 11, "each older fact superseded once");
     let active = store
         .active_facts(&Namespace::default(), "team", "deploy_day")
         .await
         .unwrap();
-    assert_eq!(active.len(), 1, "exactly one active fact");
+    assert_eq!(
+        active.iter().map(|m| m.id).collect::<Vec<_>>(),
+        vec![facts[11].id],
+        "exactly one active fact, the one that happened last"
+    );
     let ids: Vec<_> = facts.iter().map(|m| m.id).collect();
     let rows = store.get_many(&ids).await.unwrap();
     assert_eq!(rows.len(), 12, "nothing deleted");
@@ -145,8 +203,8 @@ fn lexical(namespace: &str, text: &str) -> LexicalQuery {
         statuses: vec![Status::Active],
         terms: hindsight::lexical::query_terms(text),
         now: Utc::now(),
-        created_from: None,
-        created_to: None,
+        occurred_from: None,
+        occurred_to: None,
         max_df: 1.0,
         limit: 10,
     }
@@ -240,7 +298,7 @@ pub async fn lexical_search_matches_words_and_chinese(store: &dyn Database) {
         "expired by then, inside the query"
     );
     let mut in_range = lexical("default", "report");
-    in_range.created_to = Some(report.created_at - Duration::seconds(1));
+    in_range.occurred_to = Some(report.created_at - Duration::seconds(1));
     assert!(
         lexical_ids(store, &in_range).await.is_empty(),
         "created after the range"
@@ -266,6 +324,7 @@ pub async fn lexical_search_matches_words_and_chinese(store: &dyn Database) {
             importance: 0.5,
             merged_source: json!({}),
             expires_at: None,
+            occurred_at: Utc::now(),
             at: Utc::now(),
         })
         .await
@@ -379,6 +438,7 @@ pub async fn merge_updates_content_importance_provenance_and_expiry(store: &dyn 
             importance: 0.9,
             merged_source: json!({"source": {"conversation": "c-2"}}),
             expires_at: Some(later),
+            occurred_at: m.occurred_at + Duration::minutes(10),
             at: Utc::now(),
         })
         .await
@@ -387,6 +447,11 @@ pub async fn merge_updates_content_importance_provenance_and_expiry(store: &dyn 
     assert_eq!(merged.content, "draft the Q3 report");
     assert_eq!(merged.embedding, vec![1.0, 0.0, 0.0]);
     assert_eq!(merged.importance, 0.9);
+    // It happened again, later: recency reads the last time.
+    assert_eq!(
+        trunc(merged.occurred_at),
+        trunc(m.occurred_at + Duration::minutes(10))
+    );
     assert_eq!(
         merged.merged_sources,
         json!([{"source": {"conversation": "c-2"}}])
@@ -413,12 +478,15 @@ pub async fn merge_updates_content_importance_provenance_and_expiry(store: &dyn 
             importance: 0.4,
             merged_source: json!({"source": null}),
             expires_at: None,
+            occurred_at: m.occurred_at - Duration::days(1),
             at: Utc::now(),
         })
         .await
         .unwrap()
         .unwrap();
     assert_eq!(again.importance, 0.9);
+    // An earlier occurrence written late does not move it back.
+    assert_eq!(trunc(again.occurred_at), trunc(merged.occurred_at));
     assert_eq!(again.content, "draft the Q3 report");
     assert_eq!(again.merged_sources.as_array().unwrap().len(), 2);
     // A merge with no expiry makes the memory permanent.
@@ -439,6 +507,7 @@ pub async fn merge_into_inactive_row_is_refused(store: &dyn Database) {
             importance: 0.9,
             merged_source: json!({}),
             expires_at: None,
+            occurred_at: Utc::now(),
             at: Utc::now(),
         })
         .await
@@ -813,6 +882,7 @@ macro_rules! store_suite {
             store_suite!(@tests $open;
                 insert_get_roundtrip,
                 supersede_deprecates_in_the_same_transaction,
+                an_older_fact_arriving_late_is_stored_superseded,
                 supersede_is_scoped_to_one_fact_key,
                 concurrent_writers_of_one_fact_queue,
                 lexical_search_matches_words_and_chinese,

@@ -106,6 +106,7 @@ pub async fn distill_eval(
                     source: json!({"locomo": turn.dia_id}),
                     metadata: json!({}),
                     created_at: turn.at,
+                    occurred_at: turn.at,
                     expires_at: None,
                     embedding_model: embedder.id().to_owned(),
                     embedding,

@@ -187,13 +187,13 @@ async fn bulk_load(loader: &Loader, rows: usize, dimension: usize) -> Result<(),
                 "WITH RECURSIVE c(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM c WHERE i < ?1 - 1) \
              INSERT INTO memories (id, namespace, memory_type, content, importance, status, \
                source, merged_sources, metadata, created_at, updated_at, expires_at, \
-               access_count, embedding_model, embedding, index_pending, lexical) \
+               access_count, embedding_model, embedding, index_pending, lexical, occurred_at) \
              SELECT printf('00000000-0000-7000-8000-%012x', i), 'ns-' || (i % 4), 'episodic', \
                'bench memory ' || i, 0.5, 'active', 'null', '[]', '{}', \
                (CASE WHEN i % 4 < 2 THEN ?2 ELSE ?3 END) - i, \
                (CASE WHEN i % 4 < 2 THEN ?2 ELSE ?3 END) - i, \
                CASE WHEN i % 4 = 2 THEN ?4 - i END, 0, 'bench', zeroblob(?5), 0, \
-               'bench memory ' || i \
+               'bench memory ' || i, (CASE WHEN i % 4 < 2 THEN ?2 ELSE ?3 END) - i \
              FROM c",
             )
             .bind(rows)
@@ -209,13 +209,14 @@ async fn bulk_load(loader: &Loader, rows: usize, dimension: usize) -> Result<(),
     sqlx::query(
         "INSERT INTO memories (id, namespace, memory_type, content, importance, status, \
            source, merged_sources, metadata, created_at, updated_at, expires_at, access_count, \
-           embedding_model, index_pending, lexical) \
+           embedding_model, index_pending, lexical, occurred_at) \
          SELECT ('00000000-0000-7000-8000-' || lpad(to_hex(i), 12, '0'))::uuid, 'ns-' || (i % 4), \
            'episodic', 'bench memory ' || i, 0.5, 'active', 'null', '[]', '{}', \
            (CASE WHEN i % 4 < 2 THEN $2 ELSE $3 END) - i * interval '1 millisecond', \
            (CASE WHEN i % 4 < 2 THEN $2 ELSE $3 END) - i * interval '1 millisecond', \
            CASE WHEN i % 4 = 2 THEN $4 - i * interval '1 millisecond' END, 0, 'bench', \
-           FALSE, 'bench memory ' || i \
+           FALSE, 'bench memory ' || i, \
+           (CASE WHEN i % 4 < 2 THEN $2 ELSE $3 END) - i * interval '1 millisecond' \
          FROM generate_series(0, $1 - 1) AS i",
     )
     .bind(rows)

@@ -66,13 +66,20 @@ pub enum Corpus {
     /// write path's dedup leaves them be), queried with LoCoMo's questions, so the full-text
     /// arm works on words as it would in use.
     Locomo(Vec<locomo::Conversation>),
+    /// The same turns all in one namespace (each repetition marked `(copy r)`, so dedup leaves
+    /// it be): one user's large store, where no namespace filter narrows the full-text match.
+    LocomoOneNamespace(Vec<locomo::Conversation>),
 }
+
+/// The one namespace of `Corpus::LocomoOneNamespace`.
+const ONE_NAMESPACE: &str = "locomo";
 
 impl Corpus {
     fn name(&self) -> &'static str {
         match self {
             Corpus::Synthetic => "synthetic",
             Corpus::Locomo(_) => "locomo",
+            Corpus::LocomoOneNamespace(_) => "locomo-one-namespace",
         }
     }
 
@@ -89,6 +96,15 @@ impl Corpus {
                     format!("{}/r{repetition}", conversation.namespace),
                     turn.content.clone(),
                 )
+            }
+            Corpus::LocomoOneNamespace(conversations) => {
+                let (repetition, _, turn) = locomo_turn(conversations, i);
+                let content = if repetition == 0 {
+                    turn.content.clone()
+                } else {
+                    format!("{} (copy {repetition})", turn.content)
+                };
+                (ONE_NAMESPACE.to_owned(), content)
             }
         }
     }
@@ -113,6 +129,12 @@ impl Corpus {
                     format!("{}/r{repetition}", conversation.namespace),
                     question.question.clone(),
                 )
+            }
+            Corpus::LocomoOneNamespace(conversations) => {
+                let questions: Vec<&locomo::Question> =
+                    conversations.iter().flat_map(|c| &c.questions).collect();
+                let question = questions[q % questions.len().max(1)];
+                (ONE_NAMESPACE.to_owned(), question.question.clone())
             }
         }
     }
@@ -197,8 +219,8 @@ async fn index_recall_at_10(
                 namespace: namespaces[namespace].to_owned(),
                 memory_types: vec![],
                 statuses: vec![Status::Active],
-                created_from: None,
-                created_to: None,
+                occurred_from: None,
+                occurred_to: None,
                 limit: 10,
             })
             .await?;
@@ -400,7 +422,7 @@ async fn run(
         Corpus::Synthetic => {
             Some(index_recall_at_10(&index, &embedder, &ids, &namespaces, n).await?)
         }
-        Corpus::Locomo(_) => None,
+        Corpus::Locomo(_) | Corpus::LocomoOneNamespace(_) => None,
     };
     Ok(SearchBenchReport {
         corpus: corpus.name(),

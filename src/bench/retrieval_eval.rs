@@ -170,6 +170,7 @@ pub async fn retrieval_eval(
                     memory_type: Some("episodic".into()),
                     namespace: Some(conversation.namespace.clone()),
                     source: Some(serde_json::json!({"locomo": turn.dia_id})),
+                    occurred_at: Some(turn.at.to_rfc3339()),
                     ..WriteRequest::default()
                 })
                 .await?;

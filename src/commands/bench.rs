@@ -29,6 +29,10 @@ pub enum BenchCommand {
         /// synthetic sentences, so the full-text arm works on words.
         #[arg(long)]
         locomo: Option<std::path::PathBuf>,
+        /// With --locomo: every memory in one namespace (one user's large store) instead of a
+        /// namespace per conversation and repetition.
+        #[arg(long, requires = "locomo")]
+        one_namespace: bool,
         /// The search arms timed: hybrid (the default search), dense or lexical.
         #[arg(long, default_value = "hybrid", value_parser = hindsight::configuration::SearchArms::parse)]
         arms: hindsight::configuration::SearchArms,
@@ -94,14 +98,21 @@ pub async fn run(settings: Settings, command: BenchCommand) -> anyhow::Result<()
             backend,
             postgres_server,
             locomo,
+            one_namespace,
             arms,
         } => {
             let backends = backends(&backend, &postgres_server)?;
             let corpus = match locomo {
                 None => hindsight::bench::Corpus::Synthetic,
-                Some(path) => hindsight::bench::Corpus::Locomo(
-                    hindsight::bench::locomo::load(&path).map_err(|e| anyhow::anyhow!("{e}"))?,
-                ),
+                Some(path) => {
+                    let conversations = hindsight::bench::locomo::load(&path)
+                        .map_err(|e| anyhow::anyhow!("{e}"))?;
+                    if one_namespace {
+                        hindsight::bench::Corpus::LocomoOneNamespace(conversations)
+                    } else {
+                        hindsight::bench::Corpus::Locomo(conversations)
+                    }
+                }
             };
             // The configured search (fusion, weights), with the arms asked for.
             let rules = hindsight::service::Rules {

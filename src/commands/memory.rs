@@ -47,6 +47,9 @@ pub struct WriteArgs {
     /// JSON object
     #[arg(long)]
     metadata: Option<String>,
+    /// When it happened, RFC 3339 (default: now)
+    #[arg(long)]
+    occurred_at: Option<String>,
 }
 
 #[derive(Debug, ClapArgs)]
@@ -59,10 +62,10 @@ pub struct SearchArgs {
     memory_types: Vec<String>,
     #[arg(long)]
     namespace: Option<String>,
-    /// RFC 3339
+    /// Only what happened at or after this time (RFC 3339)
     #[arg(long)]
     from: Option<String>,
-    /// RFC 3339
+    /// Only what happened at or before this time (RFC 3339)
     #[arg(long)]
     to: Option<String>,
     #[arg(long)]
@@ -117,6 +120,7 @@ pub async fn run(settings: Settings, command: MemoryCommand) -> anyhow::Result<(
                 attribute: a.attribute,
                 source: json_arg("source", a.source)?,
                 metadata,
+                occurred_at: a.occurred_at,
             };
             ("memory_write", Operation::Write(request))
         }

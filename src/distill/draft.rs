@@ -33,7 +33,8 @@ pub enum PromptError {
 #[derive(Debug, Clone)]
 pub struct EpisodeLine<'a> {
     pub id: MemoryId,
-    pub created_at: DateTime<Utc>,
+    /// When it happened.
+    pub occurred_at: DateTime<Utc>,
     pub content: &'a str,
 }
 
@@ -64,7 +65,7 @@ impl Prompt {
                 format!(
                     "- [{}] ({}) {}",
                     e.id,
-                    e.created_at.format("%Y-%m-%d"),
+                    e.occurred_at.format("%Y-%m-%d"),
                     content
                 )
             })
@@ -226,12 +227,12 @@ mod tests {
         let text = prompt.render(&[
             EpisodeLine {
                 id: cluster[0],
-                created_at: at,
+                occurred_at: at,
                 content: "asked for a report\nwith sources",
             },
             EpisodeLine {
                 id: cluster[1],
-                created_at: at,
+                occurred_at: at,
                 content: "wanted sources again",
             },
         ]);

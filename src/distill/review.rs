@@ -64,7 +64,9 @@ impl ReviewError {
 }
 
 /// Approve a pending candidate: write it as a semantic memory, then mark it approved with the
-/// memory's id. The memory's `source` records the candidate and its episodes.
+/// memory's id. The memory's `source` records the candidate and its episodes. It happened (its
+/// `occurred_at`) when approved: the reviewer says it holds now, so a keyed fact supersedes the
+/// active one whatever the dates of its episodes.
 pub async fn approve(
     service: &MemoryService,
     db: &dyn DistillStore,
@@ -149,6 +151,7 @@ pub struct CandidateDetail {
 pub struct EpisodeView {
     pub id: MemoryId,
     pub content: String,
+    pub occurred_at: DateTime<Utc>,
     pub created_at: DateTime<Utc>,
     pub status: Status,
 }
@@ -169,11 +172,12 @@ pub async fn detail(
         .map(|m| EpisodeView {
             id: m.id,
             content: m.content,
+            occurred_at: m.occurred_at,
             created_at: m.created_at,
             status: m.status,
         })
         .collect();
-    episodes.sort_by_key(|e| (e.created_at, e.id));
+    episodes.sort_by_key(|e| (e.occurred_at, e.id));
     Ok(CandidateDetail {
         candidate,
         episodes,

@@ -25,7 +25,11 @@ pub struct Memory {
     /// Provenance of later writes merged into this one by dedup: `[{at, source, replaced_content?}]`.
     pub merged_sources: Value,
     pub metadata: Value,
+    /// When hindsight stored it.
     pub created_at: DateTime<Utc>,
+    /// When what it tells of happened, as its writer said (defaults to `created_at`): recency
+    /// and a search's time range use this.
+    pub occurred_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
     pub expires_at: Option<DateTime<Utc>>,
     pub last_accessed_at: Option<DateTime<Utc>>,
@@ -42,6 +46,20 @@ impl Memory {
     pub fn is_expired_at(&self, now: DateTime<Utc>) -> bool {
         self.expires_at.is_some_and(|at| at <= now)
     }
+
+    /// This row as it is stored when a fact that happened after it already holds (`later`):
+    /// deprecated by that fact from the start. Unchanged when there is none.
+    pub fn deprecated_on_arrival(self, later: Option<MemoryId>, at: DateTime<Utc>) -> Self {
+        match later {
+            None => self,
+            Some(by) => Self {
+                status: Status::Deprecated,
+                deprecated_at: Some(at),
+                deprecated_by: Some(by),
+                ..self
+            },
+        }
+    }
 }
 
 /// A validated memory about to be inserted.
@@ -57,6 +75,7 @@ pub struct NewMemory {
     pub source: Value,
     pub metadata: Value,
     pub created_at: DateTime<Utc>,
+    pub occurred_at: DateTime<Utc>,
     pub expires_at: Option<DateTime<Utc>>,
     pub embedding_model: String,
     pub embedding: Vec<f32>,
@@ -77,6 +96,7 @@ impl NewMemory {
             merged_sources: Value::Array(vec![]),
             metadata: self.metadata,
             created_at: self.created_at,
+            occurred_at: self.occurred_at,
             updated_at: self.created_at,
             expires_at: self.expires_at,
             last_accessed_at: None,

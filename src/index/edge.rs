@@ -37,12 +37,13 @@ const OPTIMIZE_EVERY: usize = 1_000;
 const INDEXING_THRESHOLD_KB: usize = 2_000;
 
 const SCOPE: &str = "scope";
-const CREATED_AT: &str = "created_at";
+const OCCURRED_AT: &str = "occurred_at";
 
 /// Written into the index dir once it is created. An index whose payload layout differs (an
 /// older hindsight, or a dir without the file) is dropped at start and rebuilt from the store.
 const LAYOUT_FILE: &str = "hindsight-layout";
-const LAYOUT_VERSION: &str = "2";
+/// 3: the time payload is `occurred_at` (event time), no longer `created_at`.
+const LAYOUT_VERSION: &str = "3";
 
 /// The `scope` payload value: namespace, memory type and status in one keyword (namespaces
 /// cannot contain a space, so it is unambiguous). Every filter hindsight needs is then one
@@ -148,7 +149,7 @@ fn create(dir: &Path, dimension: usize, params: HnswParams) -> Result<EdgeShard,
     for (field, schema) in [
         (SCOPE, keyword()),
         (
-            CREATED_AT,
+            OCCURRED_AT,
             PayloadFieldSchema::FieldType(PayloadSchemaType::Integer),
         ),
     ] {
@@ -346,12 +347,12 @@ fn filter(query: &IndexQuery) -> Filter {
         key(SCOPE),
         Match::from(scopes),
     ))];
-    if query.created_from.is_some() || query.created_to.is_some() {
+    if query.occurred_from.is_some() || query.occurred_to.is_some() {
         must.push(Condition::Field(FieldCondition::new_range(
-            key(CREATED_AT),
+            key(OCCURRED_AT),
             Range {
-                gte: query.created_from.map(|v| OrderedFloat(v as f64)),
-                lte: query.created_to.map(|v| OrderedFloat(v as f64)),
+                gte: query.occurred_from.map(|v| OrderedFloat(v as f64)),
+                lte: query.occurred_to.map(|v| OrderedFloat(v as f64)),
                 gt: None,
                 lt: None,
             },
@@ -369,7 +370,7 @@ fn point(p: IndexPoint) -> PointStructPersisted {
         p.vector,
         json!({
             SCOPE: scope(&p.namespace, p.memory_type, p.status),
-            CREATED_AT: p.created_at,
+            OCCURRED_AT: p.occurred_at,
         }),
     )
     .into()

@@ -1,6 +1,6 @@
 //! The vector index: derived from the store, rebuildable from it. One trait; the embedded
 //! implementation is Qdrant's in-process engine (qdrant-edge), the scale-out one a Qdrant server
-//! (qdrant-client, gRPC) that every replica shares. Points carry just enough payload to filter (namespace, type, status, creation time);
+//! (qdrant-client, gRPC) that every replica shares. Points carry just enough payload to filter (namespace, type, status, event time);
 //! the row in the store stays the truth and search results are re-checked against it.
 
 mod edge;
@@ -30,8 +30,8 @@ pub struct IndexPoint {
     pub namespace: String,
     pub memory_type: MemoryType,
     pub status: Status,
-    /// Unix seconds.
-    pub created_at: i64,
+    /// When what the memory tells of happened (its row's `occurred_at`), Unix seconds.
+    pub occurred_at: i64,
 }
 
 #[derive(Debug, Clone)]
@@ -43,8 +43,8 @@ pub struct IndexQuery {
     /// Non-empty.
     pub statuses: Vec<Status>,
     /// Unix seconds, inclusive.
-    pub created_from: Option<i64>,
-    pub created_to: Option<i64>,
+    pub occurred_from: Option<i64>,
+    pub occurred_to: Option<i64>,
     pub limit: usize,
 }
 

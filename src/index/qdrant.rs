@@ -3,7 +3,10 @@
 //! the durability (every write waits for the server to apply it).
 //!
 //! Payload per point: `namespace` (keyword, a tenant key), `memory_type` and `status` (keyword),
-//! `created_at` (integer, Unix seconds) — each with a payload index.
+//! `occurred_at` (integer, Unix seconds) — each with a payload index. Points written before
+//! event time existed carry `created_at` instead, which is their row's `occurred_at` (migration
+//! 0009 gave old rows `occurred_at = created_at`), so the time filter reads either: a shared
+//! collection needs no rewrite when replicas upgrade one by one.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -26,6 +29,8 @@ use crate::domain::{MemoryId, MemoryType};
 const NAMESPACE: &str = "namespace";
 const MEMORY_TYPE: &str = "memory_type";
 const STATUS: &str = "status";
+const OCCURRED_AT: &str = "occurred_at";
+/// The time key of points written before `occurred_at` (read, never written).
 const CREATED_AT: &str = "created_at";
 
 /// Where the server is and what to call the collection.
@@ -85,7 +90,11 @@ impl QdrantIndex {
             dimension: AtomicUsize::new(dimension),
         };
         match index.stored_dimension().await? {
-            Some(stored) => index.dimension.store(stored, Ordering::Release),
+            Some(stored) => {
+                index.dimension.store(stored, Ordering::Release);
+                // A collection made before a payload key existed gets that key's index.
+                index.create_field_indexes().await?;
+            }
             None => index.create(dimension).await?,
         }
         Ok(index)
@@ -145,6 +154,12 @@ impl QdrantIndex {
             Err(e) if is_already_exists(&e) => {}
             Err(e) => return Err(engine(e)),
         }
+        self.create_field_indexes().await?;
+        self.dimension.store(dimension, Ordering::Release);
+        Ok(())
+    }
+
+    async fn create_field_indexes(&self) -> Result<(), IndexError> {
         let keyword = |field: &str, tenant: bool| {
             CreateFieldIndexCollectionBuilder::new(&self.collection, field, FieldType::Keyword)
                 .field_index_params(KeywordIndexParamsBuilder::default().is_tenant(tenant))
@@ -156,7 +171,7 @@ impl QdrantIndex {
             keyword(STATUS, false),
             CreateFieldIndexCollectionBuilder::new(
                 &self.collection,
-                CREATED_AT,
+                OCCURRED_AT,
                 FieldType::Integer,
             )
             .field_index_params(IntegerIndexParamsBuilder::new(true, true))
@@ -168,7 +183,6 @@ impl QdrantIndex {
                 .await
                 .map_err(engine)?;
         }
-        self.dimension.store(dimension, Ordering::Release);
         Ok(())
     }
 
@@ -187,7 +201,7 @@ fn payload(p: &IndexPoint) -> Payload {
     payload.insert(NAMESPACE, p.namespace.clone());
     payload.insert(MEMORY_TYPE, p.memory_type.as_str());
     payload.insert(STATUS, p.status.as_str());
-    payload.insert(CREATED_AT, p.created_at);
+    payload.insert(OCCURRED_AT, p.occurred_at);
     payload
 }
 
@@ -216,15 +230,23 @@ fn filter(query: &IndexQuery) -> Filter {
                 .collect::<Vec<_>>(),
         ),
     ];
-    if query.created_from.is_some() || query.created_to.is_some() {
-        must.push(Condition::range(
-            CREATED_AT,
-            Range {
-                gte: query.created_from.map(|v| v as f64),
-                lte: query.created_to.map(|v| v as f64),
-                ..Default::default()
-            },
-        ));
+    if query.occurred_from.is_some() || query.occurred_to.is_some() {
+        let range = || Range {
+            gte: query.occurred_from.map(|v| v as f64),
+            lte: query.occurred_to.map(|v| v as f64),
+            ..Default::default()
+        };
+        must.push(
+            Filter::should([
+                Condition::range(OCCURRED_AT, range()),
+                Filter::must([
+                    Condition::is_empty(OCCURRED_AT),
+                    Condition::range(CREATED_AT, range()),
+                ])
+                .into(),
+            ])
+            .into(),
+        );
     }
     Filter::must(must)
 }
@@ -380,8 +402,8 @@ mod tests {
             namespace: "team a".into(),
             memory_types: vec![],
             statuses: vec![Status::Active, Status::Deprecated],
-            created_from: None,
-            created_to: None,
+            occurred_from: None,
+            occurred_to: None,
             limit: 5,
         }
     }
@@ -407,12 +429,28 @@ mod tests {
     fn types_and_time_range_narrow_the_filter() {
         let mut q = query();
         q.memory_types = vec![MemoryType::Semantic];
-        q.created_from = Some(100);
-        let conditions = shape(&filter(&q));
+        q.occurred_from = Some(100);
+        let filter = filter(&q);
+        let conditions = shape(&Filter::must(filter.must[..3].to_vec()));
         assert_eq!(conditions[1].1, Some(vec!["semantic".to_string()]));
+        // The time range: event time, or the creation time of a point written before it.
+        let Some(ConditionOneOf::Filter(time)) = &filter.must[3].condition_one_of else {
+            panic!("expected a nested filter, got {:?}", filter.must[3]);
+        };
         assert_eq!(
-            conditions[3],
-            (CREATED_AT.into(), None, Some((Some(100.0), None)))
+            shape(&Filter::must(time.should[..1].to_vec())),
+            vec![(OCCURRED_AT.into(), None, Some((Some(100.0), None)))]
+        );
+        let Some(ConditionOneOf::Filter(old)) = &time.should[1].condition_one_of else {
+            panic!("expected a nested filter, got {:?}", time.should[1]);
+        };
+        assert!(matches!(
+            old.must[0].condition_one_of,
+            Some(ConditionOneOf::IsEmpty(ref e)) if e.key == OCCURRED_AT
+        ));
+        assert_eq!(
+            shape(&Filter::must(old.must[1..].to_vec())),
+            vec![(CREATED_AT.into(), None, Some((Some(100.0), None)))]
         );
     }
 
@@ -424,7 +462,7 @@ mod tests {
             namespace: "ns".into(),
             memory_type: MemoryType::Episodic,
             status: Status::Active,
-            created_at: 42,
+            occurred_at: 42,
         };
         let fields: std::collections::HashMap<String, qdrant_client::qdrant::Value> =
             payload(&point).into();
@@ -436,9 +474,9 @@ mod tests {
         assert_eq!(
             shown,
             [
-                "created_at=Some(IntegerValue(42))",
                 "memory_type=Some(StringValue(\"episodic\"))",
                 "namespace=Some(StringValue(\"ns\"))",
+                "occurred_at=Some(IntegerValue(42))",
                 "status=Some(StringValue(\"active\"))",
             ]
         );

@@ -70,9 +70,11 @@ impl HindsightMcp {
     }
 
     /// Store a memory. Returns {status: stored|merged|skipped, memory_id, reason, duplicate_of,
-    /// superseded}. Importance below 0.3 is skipped; a near-duplicate of an active memory of the
-    /// same namespace and type is merged into it; a memory with the same entity and attribute as
-    /// an active one supersedes (deprecates) the older one.
+    /// superseded, superseded_by}. Importance below 0.3 is skipped; a near-duplicate of an
+    /// active memory of the same namespace and type is merged into it; a memory with the same
+    /// entity and attribute as an active one supersedes (deprecates) the older one — unless the
+    /// active one happened later (occurred_at), when the new one is kept as superseded by it.
+    /// Set occurred_at when writing down something that happened earlier.
     #[tool(annotations(destructive_hint = false, idempotent_hint = false))]
     async fn memory_write(
         &self,
@@ -95,7 +97,8 @@ impl HindsightMcp {
 
     /// Search memories by meaning and by their words (vector and full-text matches, fused).
     /// Returns {memories: [...]}, best first, each with its content, type, provenance (source),
-    /// and score = 0.7·relevance + 0.2·recency + 0.1·importance.
+    /// when it happened (occurred_at) and was stored (created_at), and
+    /// score = 0.7·relevance + 0.2·recency + 0.1·importance (recency from occurred_at).
     /// Expired, forgotten and (unless include_deprecated) superseded memories are never returned.
     #[tool(annotations(read_only_hint = true))]
     async fn memory_search(

@@ -229,6 +229,6 @@ pub(crate) fn index_point(memory: &Memory) -> IndexPoint {
         namespace: memory.namespace.clone(),
         memory_type: memory.memory_type,
         status: memory.status,
-        created_at: memory.created_at.timestamp(),
+        occurred_at: memory.occurred_at.timestamp(),
     }
 }

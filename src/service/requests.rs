@@ -14,6 +14,10 @@ use crate::store::{ForgetFilter, ForgetSelector};
 pub const MAX_KEY_CHARS: usize = 256;
 pub const MAX_JSON_BYTES: usize = 16 * 1024;
 pub const MAX_TTL_DAYS: f64 = 36_500.0;
+/// How far in the future `occurred_at` may be: clocks differ a little between an agent and
+/// the server, but an event that has not happened yet is a mistake (a wrong year, a local time
+/// sent as UTC hours ahead), and it would rank as the most recent memory for as long as it lasts.
+pub const MAX_OCCURRED_AHEAD_MINUTES: i64 = 5;
 
 /// Arguments that deserialize without failing: a shape error (missing field, wrong type) is kept,
 /// with the path of the offending field, so the tool can answer with a tool error naming it
@@ -75,6 +79,11 @@ pub struct WriteRequest {
     pub source: Option<Value>,
     /// Free-form JSON object stored with the memory.
     pub metadata: Option<Map<String, Value>>,
+    /// When it happened, RFC 3339 (e.g. `2024-06-01T14:30:00Z`), when that is not now: set it
+    /// when writing down something from the past, such as importing a conversation's history.
+    /// Recency and a search's `time_range` use it. At most a few minutes in the future.
+    /// Default: now.
+    pub occurred_at: Option<String>,
 }
 
 /// `memory_search` arguments.
@@ -90,7 +99,8 @@ pub struct SearchRequest {
     pub memory_types: Option<Vec<String>>,
     /// Partition to search. Default `default`.
     pub namespace: Option<String>,
-    /// Only memories created in this range (RFC 3339 timestamps, both ends inclusive).
+    /// Only memories of what happened in this range (their `occurred_at`; RFC 3339 timestamps,
+    /// both ends inclusive).
     pub time_range: Option<TimeRange>,
     /// Also return memories superseded by newer facts. Default false.
     pub include_deprecated: Option<bool>,
@@ -142,6 +152,8 @@ pub struct ValidWrite {
     pub attribute: Option<String>,
     pub source: Value,
     pub metadata: Value,
+    /// `None`: now, when it is stored.
+    pub occurred_at: Option<DateTime<Utc>>,
 }
 
 #[derive(Debug, Clone)]
@@ -261,6 +273,25 @@ impl WriteRequest {
         if attribute.is_some() && entity.is_none() {
             return Err(ValidationError::new("attribute", "requires `entity`"));
         }
+        let occurred_at = self
+            .occurred_at
+            .as_deref()
+            .map(|v| parse_timestamp("occurred_at", v))
+            .transpose()?;
+        if let Some(at) = occurred_at {
+            let latest = Utc::now() + Duration::minutes(MAX_OCCURRED_AHEAD_MINUTES);
+            if at > latest {
+                return Err(ValidationError::new(
+                    "occurred_at",
+                    format!(
+                        "must not be more than {MAX_OCCURRED_AHEAD_MINUTES} minutes in the \
+                         future, got {} (the server's time is {})",
+                        at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+                        Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+                    ),
+                ));
+            }
+        }
         Ok(ValidWrite {
             content,
             memory_type,
@@ -274,6 +305,7 @@ impl WriteRequest {
                 "metadata",
                 Value::Object(self.metadata.clone().unwrap_or_default()),
             )?,
+            occurred_at,
         })
     }
 }

@@ -27,6 +27,10 @@ pub struct WriteResult {
     pub duplicate_of: Option<MemoryId>,
     /// Older memories about the same entity and attribute, now deprecated by this one.
     pub superseded: Vec<MemoryId>,
+    /// The memory about the same entity and attribute that happened after this one (history
+    /// written out of order): this one was stored as already superseded by it
+    /// (`reason: newer_fact_holds`).
+    pub superseded_by: Option<MemoryId>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
@@ -40,6 +44,9 @@ pub struct SearchHit {
     pub importance: f64,
     pub entity: Option<String>,
     pub attribute: Option<String>,
+    /// When what it tells of happened (the writer's `occurred_at`, else when it was stored).
+    pub occurred_at: DateTime<Utc>,
+    /// When hindsight stored it.
     pub created_at: DateTime<Utc>,
     pub expires_at: Option<DateTime<Utc>>,
     pub source: Value,
@@ -58,7 +65,7 @@ pub struct SearchHit {
     pub lexical_score: Option<f64>,
     /// Place in the lexical arm's list, when it was there.
     pub lexical_rank: Option<usize>,
-    /// exp(-λ·days since created).
+    /// exp(-λ·days since it happened, `occurred_at`).
     pub recency: f64,
     /// Access count before this search.
     pub access_count: i64,

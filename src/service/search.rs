@@ -1,7 +1,8 @@
 //! `memory_search`: two arms — the vector index (dense) and the full-text index (lexical), each
 //! over-fetched with every filter applied where it runs — fused into one relevance
 //! (`fusion.rs`); every candidate re-checked against its row (namespace, type, status, expiry,
-//! time range); ranked by relevance + recency + importance; accesses recorded.
+//! event-time range); ranked by relevance + recency (from event time) + importance; accesses
+//! recorded.
 
 use std::collections::HashMap;
 
@@ -39,8 +40,8 @@ impl MemoryService {
                     namespace: valid.namespace.as_str().to_owned(),
                     memory_types: valid.memory_types.clone(),
                     statuses: statuses.clone(),
-                    created_from: valid.from.map(|t| t.timestamp()),
-                    created_to: valid.to.map(|t| t.timestamp()),
+                    occurred_from: valid.from.map(|t| t.timestamp()),
+                    occurred_to: valid.to.map(|t| t.timestamp()),
                     limit: top_k * rules.search_overfetch,
                 })
                 .await
@@ -57,8 +58,8 @@ impl MemoryService {
                     statuses: statuses.clone(),
                     terms: crate::lexical::query_terms(valid.query.as_str()),
                     now,
-                    created_from: valid.from,
-                    created_to: valid.to,
+                    occurred_from: valid.from,
+                    occurred_to: valid.to,
                     max_df: rules.search_lexical_max_df,
                     limit: top_k * rules.search_lexical_overfetch,
                 })
@@ -104,8 +105,8 @@ impl MemoryService {
                 valid.memory_types.is_empty() || valid.memory_types.contains(&m.memory_type)
             })
             .filter(|m| statuses.contains(&m.status) && !m.is_expired_at(now))
-            .filter(|m| valid.from.is_none_or(|from| m.created_at >= from))
-            .filter(|m| valid.to.is_none_or(|to| m.created_at <= to))
+            .filter(|m| valid.from.is_none_or(|from| m.occurred_at >= from))
+            .filter(|m| valid.to.is_none_or(|to| m.occurred_at <= to))
             .collect();
         for m in &rows {
             if let Some(c) = candidates.get_mut(&m.id) {
@@ -120,7 +121,7 @@ impl MemoryService {
             .map(|m| {
                 let parts = candidates.get(&m.id).copied().unwrap_or_default();
                 let relevance = relevance.get(&m.id).copied().unwrap_or(0.0);
-                let days = (now - m.created_at).num_milliseconds().max(0) as f64 / 86_400_000.0;
+                let days = (now - m.occurred_at).num_milliseconds().max(0) as f64 / 86_400_000.0;
                 let recency = (-rules.recency_lambda * days).exp();
                 let score = rules.weight_similarity * relevance
                     + rules.weight_recency * recency
@@ -134,6 +135,7 @@ impl MemoryService {
                     importance: m.importance,
                     entity: m.entity,
                     attribute: m.attribute,
+                    occurred_at: m.occurred_at,
                     created_at: m.created_at,
                     expires_at: m.expires_at,
                     source: m.source,

@@ -24,6 +24,7 @@ impl MemoryService {
                 reason: Some("low_importance".to_owned()),
                 duplicate_of: None,
                 superseded: vec![],
+                superseded_by: None,
             });
         }
         self.ensure_embedder_matches()?;
@@ -98,8 +99,8 @@ impl MemoryService {
                 namespace: namespace.to_owned(),
                 memory_types: vec![memory_type],
                 statuses: vec![Status::Active],
-                created_from: None,
-                created_to: None,
+                occurred_from: None,
+                occurred_to: None,
                 limit: DEDUP_CANDIDATES,
             })
             .await?;
@@ -142,7 +143,8 @@ impl MemoryService {
             valid.memory_type,
             MemoryType::Working | MemoryType::Episodic
         ) && existing.content != valid.content.as_str();
-        let mut entry = json!({ "at": now, "source": valid.source });
+        let occurred_at = valid.occurred_at.unwrap_or(now);
+        let mut entry = json!({ "at": now, "occurred_at": occurred_at, "source": valid.source });
         if replace {
             entry["replaced_content"] = json!(existing.content);
         }
@@ -153,6 +155,7 @@ impl MemoryService {
             importance: valid.importance.value(),
             merged_source: entry,
             expires_at: self.expiry(&valid, now),
+            occurred_at,
             at: now,
         };
         let Some(merged) = self.store.merge(&update).await? else {
@@ -169,6 +172,7 @@ impl MemoryService {
             reason: Some("duplicate".to_owned()),
             duplicate_of: Some(existing.id),
             superseded: vec![],
+            superseded_by: None,
         })
     }
 
@@ -189,6 +193,7 @@ impl MemoryService {
             source: valid.source.clone(),
             metadata: valid.metadata.clone(),
             created_at: now,
+            occurred_at: valid.occurred_at.unwrap_or(now),
             expires_at: self.expiry(valid, now),
             embedding_model: self.embedder.id().to_owned(),
             embedding: embedding.to_vec(),
@@ -196,18 +201,25 @@ impl MemoryService {
         .into_memory();
         // The store supersedes the fact's active rows in the insert's own transaction, so
         // concurrent writers of one fact (in any process) queue there instead of racing.
-        let superseded = self.store.insert(&memory).await?;
-        let superseded_ids: Vec<_> = superseded.iter().map(|m| m.id).collect();
+        let inserted = self.store.insert(&memory).await?;
+        let superseded_ids: Vec<_> = inserted.superseded.iter().map(|m| m.id).collect();
 
-        let mut changed = vec![memory.clone()];
-        changed.extend(superseded);
+        let stored = memory
+            .clone()
+            .deprecated_on_arrival(inserted.superseded_by, now);
+        let mut changed = vec![stored];
+        changed.extend(inserted.superseded);
         self.sync_index(&changed).await;
         Ok(WriteResult {
             status: WriteStatus::Stored,
             memory_id: Some(memory.id),
-            reason: None,
+            // History written out of order: a fact that happened later already holds.
+            reason: inserted
+                .superseded_by
+                .map(|_| "newer_fact_holds".to_owned()),
             duplicate_of: None,
             superseded: superseded_ids,
+            superseded_by: inserted.superseded_by,
         })
     }
 

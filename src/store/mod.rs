@@ -2,6 +2,7 @@
 //! (SQLite embedded, PostgreSQL for scale-out); the shared behaviour is pinned by the backend-agnostic suite in
 //! `tests/store_suite.rs`.
 
+mod df_cache;
 mod distill;
 mod distill_postgres;
 mod distill_sqlite;
@@ -134,7 +135,21 @@ pub struct MergeUpdate {
     /// The write's own expiry: the row keeps the later of the two, and never expires if
     /// either never does.
     pub expires_at: Option<DateTime<Utc>>,
+    /// When the write's event happened: the row keeps the later of the two (the last time it
+    /// happened is what recency reads).
+    pub occurred_at: DateTime<Utc>,
     pub at: DateTime<Utc>,
+}
+
+/// What an insert did about the fact its row states.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Inserted {
+    /// Active rows of the same fact that happened no later than the new one, now deprecated by
+    /// it (as they now are).
+    pub superseded: Vec<Memory>,
+    /// The active row of the same fact that happened after the new one: the new row was stored
+    /// deprecated by it.
+    pub superseded_by: Option<MemoryId>,
 }
 
 /// Accesses of one memory by searches since the last flush.
@@ -173,10 +188,11 @@ fn parse_type_and_status(
     ))
 }
 
-/// Every column of `memories`, in the order both backends' row decoders read.
+/// Every column of `memories`, in the order both backends' row decoders read (`occurred_at`
+/// came last, migration 0009: the statements that bind a whole row keep their positions).
 const COLUMNS: &str = "id, namespace, memory_type, content, importance, status, entity, attribute, \
      source, merged_sources, metadata, created_at, updated_at, expires_at, last_accessed_at, \
-     access_count, deprecated_at, deprecated_by, embedding_model, embedding";
+     access_count, deprecated_at, deprecated_by, embedding_model, embedding, occurred_at";
 
 /// `counts()`: the same SQL on both backends, decoded by `count_row`.
 const COUNTS_SQL: &str = "SELECT namespace, memory_type, status, COUNT(*) AS n FROM memories \
@@ -202,7 +218,7 @@ where
 }
 
 /// A full-text search: rows of `namespace` with one of `memory_types` (all when empty) and
-/// `statuses`, not expired at `now`, created within `created_from..=created_to` (when given),
+/// `statuses`, not expired at `now`, that happened within `occurred_from..=occurred_to` (when given),
 /// matching any of `terms` (from `lexical::query_terms`). Every filter is applied inside the
 /// query, so rows it excludes never take a place in the `limit`.
 #[derive(Debug, Clone)]
@@ -212,8 +228,8 @@ pub struct LexicalQuery {
     pub statuses: Vec<Status>,
     pub terms: Vec<String>,
     pub now: DateTime<Utc>,
-    pub created_from: Option<DateTime<Utc>>,
-    pub created_to: Option<DateTime<Utc>>,
+    pub occurred_from: Option<DateTime<Utc>>,
+    pub occurred_to: Option<DateTime<Utc>>,
     /// Terms held by more than this share of the rows are left out (SQLite; 1: none are).
     pub max_df: f64,
     pub limit: usize,
@@ -324,11 +340,13 @@ pub trait MemoryStore: Send + Sync + 'static {
     async fn claim_for_local_index(&self) -> Result<StoreLock, StoreError>;
 
     /// Insert `memory` (active, index pending). When it states a fact (entity and attribute),
-    /// every active row of the same (namespace, entity, attribute) is deprecated by it in the
-    /// same transaction, serialised against concurrent writers of that key in any process; those
-    /// rows are returned as they now are. `FactConflict` only if that serialisation was bypassed
+    /// the active row of the same (namespace, entity, attribute) that happened no later than it
+    /// (`occurred_at`) is deprecated by it in the same transaction, serialised against
+    /// concurrent writers of that key in any process; that row is returned as it now is. If the
+    /// active row happened later (history written out of order), it stays, and the new row is
+    /// stored already deprecated by it. `FactConflict` only if that serialisation was bypassed
     /// (the partial unique index is the last line of defence).
-    async fn insert(&self, memory: &Memory) -> Result<Vec<Memory>, StoreError>;
+    async fn insert(&self, memory: &Memory) -> Result<Inserted, StoreError>;
 
     /// Apply a dedup merge to an existing row; returns the updated row, or `None` if it is no
     /// longer active.

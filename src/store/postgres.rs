@@ -10,9 +10,9 @@ use sqlx::Row;
 use sqlx::postgres::{PgPool, PgPoolOptions, PgRow};
 
 use super::{
-    AccessHit, COLUMNS, COUNTS_SQL, CountRow, ForgetSelector, Forgotten, LexicalHit, LexicalHits,
-    LexicalQuery, MemoryStore, MergeUpdate, StoreError, StoreLock, count_row, insert_error,
-    parse_type_and_status, soonest_expiry_first,
+    AccessHit, COLUMNS, COUNTS_SQL, CountRow, ForgetSelector, Forgotten, Inserted, LexicalHit,
+    LexicalHits, LexicalQuery, MemoryStore, MergeUpdate, StoreError, StoreLock, count_row,
+    insert_error, parse_type_and_status, soonest_expiry_first,
 };
 use crate::domain::{Memory, MemoryId, Namespace};
 use crate::lexical;
@@ -177,6 +177,7 @@ pub(super) fn row_to_memory(row: &PgRow) -> Result<Memory, StoreError> {
         merged_sources: row.try_get("merged_sources")?,
         metadata: row.try_get("metadata")?,
         created_at: row.try_get("created_at")?,
+        occurred_at: row.try_get("occurred_at")?,
         updated_at: row.try_get("updated_at")?,
         expires_at: row.try_get("expires_at")?,
         last_accessed_at: row.try_get("last_accessed_at")?,
@@ -224,7 +225,7 @@ fn fact_lock_key(namespace: &str, entity: &str, attribute: &str) -> String {
     format!("{namespace}\u{1f}{entity}\u{1f}{attribute}")
 }
 
-/// A query with a row's columns bound as `$1`…`$20`, in `COLUMNS` order (the embedding is
+/// A query with a row's columns bound as `$1`…`$21`, in `COLUMNS` order (the embedding is
 /// `$20`): every statement that writes a whole row (an insert, an archive row read back from
 /// an object) binds them here.
 pub(super) fn bind_memory<'q>(
@@ -252,6 +253,7 @@ pub(super) fn bind_memory<'q>(
         .bind(memory.deprecated_by)
         .bind(&memory.embedding_model)
         .bind(&memory.embedding)
+        .bind(ms(memory.occurred_at))
 }
 
 /// The INSERT of a new row (active, index pending), on a pool or inside a transaction.
@@ -265,7 +267,7 @@ async fn insert_row<'e>(
             "WITH vector AS (INSERT INTO memory_vectors (id, embedding) VALUES ($1, $20)) \
              INSERT INTO memories ({}, index_pending, lexical) \
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, \
-             $18, $19, TRUE, $21)",
+             $18, $19, $21, TRUE, $22)",
             without_embedding(COLUMNS)
         ))),
         memory,
@@ -321,11 +323,11 @@ impl MemoryStore for PostgresStore {
         }
     }
 
-    async fn insert(&self, memory: &Memory) -> Result<Vec<Memory>, StoreError> {
+    async fn insert(&self, memory: &Memory) -> Result<Inserted, StoreError> {
         let (Some(entity), Some(attribute)) = (&memory.entity, &memory.attribute) else {
             // Not a fact: nothing to supersede, so one autocommitted statement will do.
             insert_row(&self.pool, memory).await?;
-            return Ok(vec![]);
+            return Ok(Inserted::default());
         };
         let mut tx = self.pool.begin().await?;
         let now = ms(memory.created_at.max(memory.updated_at));
@@ -340,6 +342,7 @@ impl MemoryStore for PostgresStore {
             "UPDATE memories SET status = 'deprecated', deprecated_at = $1, \
              deprecated_by = $2, updated_at = $1, index_pending = TRUE \
              WHERE namespace = $3 AND entity = $4 AND attribute = $5 AND status = 'active' \
+               AND occurred_at <= $6 \
              RETURNING {}",
             returning_columns(CURRENT_VECTOR)
         )))
@@ -348,12 +351,29 @@ impl MemoryStore for PostgresStore {
         .bind(&memory.namespace)
         .bind(entity)
         .bind(attribute)
+        .bind(ms(memory.occurred_at))
         .fetch_all(&mut *tx)
         .await?;
         let superseded = rows_to_memories(&rows)?;
-        insert_row(&mut *tx, memory).await?;
+        let superseded_by: Option<MemoryId> = sqlx::query_scalar(
+            "SELECT id FROM memories \
+             WHERE namespace = $1 AND entity = $2 AND attribute = $3 AND status = 'active'",
+        )
+        .bind(&memory.namespace)
+        .bind(entity)
+        .bind(attribute)
+        .fetch_optional(&mut *tx)
+        .await?;
+        insert_row(
+            &mut *tx,
+            &memory.clone().deprecated_on_arrival(superseded_by, now),
+        )
+        .await?;
         tx.commit().await?;
-        Ok(superseded)
+        Ok(Inserted {
+            superseded,
+            superseded_by,
+        })
     }
 
     async fn merge(&self, update: &MergeUpdate) -> Result<Option<Memory>, StoreError> {
@@ -373,6 +393,7 @@ impl MemoryStore for PostgresStore {
                updated_at = $6, \
                expires_at = CASE WHEN expires_at IS NULL OR $7::timestamptz IS NULL THEN NULL \
                                  ELSE GREATEST(expires_at, $7) END, \
+               occurred_at = GREATEST(occurred_at, $9), \
                index_pending = index_pending OR $2 IS NOT NULL \
              WHERE id = $1 AND status = 'active' \
              RETURNING {}",
@@ -386,6 +407,7 @@ impl MemoryStore for PostgresStore {
         .bind(ms(update.at))
         .bind(update.expires_at.map(ms))
         .bind(content.map(lexical::document))
+        .bind(ms(update.occurred_at))
         .fetch_optional(&mut *tx)
         .await?;
         if let (Some(_), Some(embedding)) = (&row, embedding) {
@@ -435,8 +457,8 @@ impl MemoryStore for PostgresStore {
              WHERE m.lexical_tsv @@ q.query AND m.namespace = $2 \
                AND m.memory_type = ANY($3) AND m.status = ANY($4) \
                AND (m.expires_at IS NULL OR m.expires_at > $6) \
-               AND ($7::timestamptz IS NULL OR m.created_at >= $7) \
-               AND ($8::timestamptz IS NULL OR m.created_at <= $8) \
+               AND ($7::timestamptz IS NULL OR m.occurred_at >= $7) \
+               AND ($8::timestamptz IS NULL OR m.occurred_at <= $8) \
              ORDER BY score DESC, m.id LIMIT $5",
         )
         .bind(&query.terms)
@@ -445,8 +467,8 @@ impl MemoryStore for PostgresStore {
         .bind(query.status_names())
         .bind(query.limit as i64)
         .bind(ms(query.now))
-        .bind(query.created_from.map(ms))
-        .bind(query.created_to.map(ms))
+        .bind(query.occurred_from.map(ms))
+        .bind(query.occurred_to.map(ms))
         .fetch_all(&self.pool)
         .await?;
         Ok(LexicalHits {

@@ -15,9 +15,10 @@ use sqlx::sqlite::{
     SqliteSynchronous,
 };
 
+use super::df_cache::DfCache;
 use super::{
-    AccessHit, COLUMNS, COUNTS_SQL, CountRow, ForgetSelector, Forgotten, LexicalHit, LexicalHits,
-    LexicalQuery, MemoryStore, MergeUpdate, StoreError, StoreLock, corrupt, count_row,
+    AccessHit, COLUMNS, COUNTS_SQL, CountRow, ForgetSelector, Forgotten, Inserted, LexicalHit,
+    LexicalHits, LexicalQuery, MemoryStore, MergeUpdate, StoreError, StoreLock, corrupt, count_row,
     insert_error, parse_type_and_status, soonest_expiry_first,
 };
 use crate::domain::{Memory, MemoryId, Namespace};
@@ -25,6 +26,7 @@ use crate::lexical;
 
 pub struct SqliteStore {
     pool: SqlitePool,
+    document_frequencies: DfCache,
 }
 
 impl SqliteStore {
@@ -42,7 +44,10 @@ impl SqliteStore {
             .connect_with(options)
             .await?;
         sqlx::migrate!("./migrations/sqlite").run(&pool).await?;
-        let store = Self { pool };
+        let store = Self {
+            pool,
+            document_frequencies: DfCache::default(),
+        };
         store.fill_lexical().await?;
         store.upgrade_lexical().await?;
         Ok(store)
@@ -135,13 +140,18 @@ impl SqliteStore {
             .fetch_one(&self.pool)
             .await?;
         let rows = rows.unwrap_or(0);
-        let counts: Vec<(String, i64)> = sqlx::query_as(
-            "SELECT term, doc FROM memories_fts_vocab \
-             WHERE term IN (SELECT value FROM json_each(?1))",
-        )
-        .bind(serde_json::to_string(&query.terms).unwrap_or_default())
-        .fetch_all(&self.pool)
-        .await?;
+        let (mut counts, missing) = self.document_frequencies.lookup(rows, &query.terms);
+        if !missing.is_empty() {
+            let read: Vec<(String, i64)> = sqlx::query_as(
+                "SELECT term, doc FROM memories_fts_vocab \
+                 WHERE term IN (SELECT value FROM json_each(?1))",
+            )
+            .bind(serde_json::to_string(&missing).unwrap_or_default())
+            .fetch_all(&self.pool)
+            .await?;
+            self.document_frequencies.remember(rows, &missing, &read);
+            counts.extend(read);
+        }
         let df = |term: &str| {
             counts
                 .iter()
@@ -261,6 +271,7 @@ pub(super) fn row_to_memory(row: &SqliteRow) -> Result<Memory, StoreError> {
         merged_sources: parse_json(&id_text, "merged_sources", row.try_get("merged_sources")?)?,
         metadata: parse_json(&id_text, "metadata", row.try_get("metadata")?)?,
         created_at: from_ms(row.try_get("created_at")?),
+        occurred_at: from_ms(row.try_get("occurred_at")?),
         updated_at: from_ms(row.try_get("updated_at")?),
         expires_at: row.try_get::<Option<i64>, _>("expires_at")?.map(from_ms),
         last_accessed_at: row
@@ -278,7 +289,7 @@ fn rows_to_memories(rows: &[SqliteRow]) -> Result<Vec<Memory>, StoreError> {
     rows.iter().map(row_to_memory).collect()
 }
 
-/// A query with a row's columns bound as `?1`…`?20`, in `COLUMNS` order: every statement that
+/// A query with a row's columns bound as `?1`…`?21`, in `COLUMNS` order: every statement that
 /// writes a whole row (an insert, an archive row read back from an object) binds them here.
 pub(super) fn bind_memory<'q>(
     query: sqlx::query::Query<'q, sqlx::Sqlite, sqlx::sqlite::SqliteArguments>,
@@ -305,6 +316,7 @@ pub(super) fn bind_memory<'q>(
         .bind(memory.deprecated_by.map(|id| id.to_string()))
         .bind(&memory.embedding_model)
         .bind(embedding_to_bytes(&memory.embedding))
+        .bind(ms(memory.occurred_at))
 }
 
 /// The INSERT of a new row (active, index pending), on a pool or inside a transaction.
@@ -316,7 +328,7 @@ async fn insert_row<'e>(
         sqlx::query(sqlx::AssertSqlSafe(format!(
             "INSERT INTO memories ({COLUMNS}, index_pending, lexical) \
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, \
-             ?18, ?19, ?20, 1, ?21)"
+             ?18, ?19, ?20, ?21, 1, ?22)"
         ))),
         memory,
     )
@@ -343,33 +355,54 @@ impl MemoryStore for SqliteStore {
         Ok(StoreLock::process_local())
     }
 
-    async fn insert(&self, memory: &Memory) -> Result<Vec<Memory>, StoreError> {
+    async fn insert(&self, memory: &Memory) -> Result<Inserted, StoreError> {
         let (Some(entity), Some(attribute)) = (&memory.entity, &memory.attribute) else {
             // Not a fact: nothing to supersede, so one autocommitted statement will do.
             insert_row(&self.pool, memory).await?;
-            return Ok(vec![]);
+            return Ok(Inserted::default());
         };
         // IMMEDIATE takes the write lock up front: writers queue here, so the supersede below
         // sees every fact committed before it (and no deadlock-prone lock upgrade mid-way).
         let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
-        let now = ms(memory.created_at.max(memory.updated_at));
+        let now = memory.created_at.max(memory.updated_at);
         let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
             "UPDATE memories SET status = 'deprecated', deprecated_at = ?1, \
              deprecated_by = ?2, updated_at = ?1, index_pending = 1 \
              WHERE namespace = ?3 AND entity = ?4 AND attribute = ?5 AND status = 'active' \
+               AND occurred_at <= ?6 \
              RETURNING {COLUMNS}"
         )))
-        .bind(now)
+        .bind(ms(now))
         .bind(memory.id.to_string())
         .bind(&memory.namespace)
         .bind(entity)
         .bind(attribute)
+        .bind(ms(memory.occurred_at))
         .fetch_all(&mut *tx)
         .await?;
         let superseded = rows_to_memories(&rows)?;
-        insert_row(&mut *tx, memory).await?;
+        let later: Option<String> = sqlx::query_scalar(
+            "SELECT id FROM memories \
+             WHERE namespace = ?1 AND entity = ?2 AND attribute = ?3 AND status = 'active'",
+        )
+        .bind(&memory.namespace)
+        .bind(entity)
+        .bind(attribute)
+        .fetch_optional(&mut *tx)
+        .await?;
+        let superseded_by = later
+            .map(|id| MemoryId::parse_str(&id).map_err(|e| corrupt(&id, e.to_string())))
+            .transpose()?;
+        insert_row(
+            &mut *tx,
+            &memory.clone().deprecated_on_arrival(superseded_by, now),
+        )
+        .await?;
         tx.commit().await?;
-        Ok(superseded)
+        Ok(Inserted {
+            superseded,
+            superseded_by,
+        })
     }
 
     async fn merge(&self, update: &MergeUpdate) -> Result<Option<Memory>, StoreError> {
@@ -390,6 +423,7 @@ impl MemoryStore for SqliteStore {
                updated_at = ?6, \
                expires_at = CASE WHEN expires_at IS NULL OR ?7 IS NULL THEN NULL \
                                  ELSE MAX(expires_at, ?7) END, \
+               occurred_at = MAX(occurred_at, ?9), \
                index_pending = CASE WHEN ?2 IS NULL THEN index_pending ELSE 1 END \
              WHERE id = ?1 AND status = 'active'",
         )
@@ -401,6 +435,7 @@ impl MemoryStore for SqliteStore {
         .bind(ms(update.at))
         .bind(update.expires_at.map(ms))
         .bind(content.map(lexical::document))
+        .bind(ms(update.occurred_at))
         .execute(&mut *tx)
         .await?
         .rows_affected();
@@ -461,7 +496,7 @@ impl MemoryStore for SqliteStore {
                AND m.memory_type IN (SELECT value FROM json_each(?3)) \
                AND m.status IN (SELECT value FROM json_each(?4)) \
                AND (m.expires_at IS NULL OR m.expires_at > ?6) \
-               AND (?7 IS NULL OR m.created_at >= ?7) AND (?8 IS NULL OR m.created_at <= ?8) \
+               AND (?7 IS NULL OR m.occurred_at >= ?7) AND (?8 IS NULL OR m.occurred_at <= ?8) \
              ORDER BY bm25(memories_fts) LIMIT ?5",
         )
         .bind(expression)
@@ -470,8 +505,8 @@ impl MemoryStore for SqliteStore {
         .bind(serde_json::to_string(&query.status_names()).unwrap_or_default())
         .bind(query.limit as i64)
         .bind(ms(query.now))
-        .bind(query.created_from.map(ms))
-        .bind(query.created_to.map(ms))
+        .bind(query.occurred_from.map(ms))
+        .bind(query.occurred_to.map(ms))
         .fetch_all(&self.pool)
         .await?;
         let hits = rows

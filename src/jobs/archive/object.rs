@@ -227,10 +227,89 @@ fn decode(bytes: &[u8]) -> Result<Vec<ArchivedRow>, String> {
         if line.is_empty() {
             continue;
         }
-        let mut row: ArchivedRow =
+        let mut value: serde_json::Value =
             serde_json::from_str(&line).map_err(|e| format!("line {}: {e}", n + 1))?;
+        // Objects written before event time existed: such a row happened when it was stored,
+        // as migration 0009 says of the rows in the tables.
+        if let Some(fields) = value.as_object_mut()
+            && !fields.contains_key("occurred_at")
+            && let Some(created) = fields.get("created_at").cloned()
+        {
+            fields.insert("occurred_at".to_owned(), created);
+        }
+        let mut row: ArchivedRow =
+            serde_json::from_value(value).map_err(|e| format!("line {}: {e}", n + 1))?;
         row.memory.embedding = row.embedding.clone();
         rows.push(row);
     }
     Ok(rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::{Duration, Utc};
+    use serde_json::{Value, json};
+
+    use super::*;
+    use crate::domain::{MemoryType, Status};
+
+    fn row() -> ArchivedRow {
+        let created = Utc::now() - Duration::days(3);
+        ArchivedRow {
+            memory: crate::domain::Memory {
+                id: uuid::Uuid::now_v7(),
+                namespace: "ns".into(),
+                memory_type: MemoryType::Episodic,
+                content: "the user asked for a report".into(),
+                importance: 0.5,
+                status: Status::Archived,
+                entity: None,
+                attribute: None,
+                source: json!(null),
+                merged_sources: json!([]),
+                metadata: json!({}),
+                created_at: created,
+                occurred_at: created - Duration::days(400),
+                updated_at: created,
+                expires_at: None,
+                last_accessed_at: None,
+                access_count: 0,
+                deprecated_at: None,
+                deprecated_by: None,
+                embedding_model: "test/2".into(),
+                embedding: vec![],
+            },
+            embedding: vec![0.5, -0.5],
+            lexical: Some("user ask report".into()),
+            archived_at: created,
+        }
+    }
+
+    #[test]
+    fn objects_round_trip_every_column() {
+        let row = row();
+        let back = decode(&encode(std::slice::from_ref(&row)).unwrap()).unwrap();
+        assert_eq!(back.len(), 1);
+        assert_eq!(back[0].memory.occurred_at, row.memory.occurred_at);
+        assert_eq!(back[0].memory.embedding, row.embedding);
+    }
+
+    /// Objects exported before event time existed have no `occurred_at`: their rows happened
+    /// when they were stored, as migration 0009 says of the rows in the tables.
+    #[test]
+    fn an_object_from_before_event_time_reads_its_creation_time_as_event_time() {
+        let row = row();
+        let mut value = serde_json::to_value(&row).unwrap();
+        let Value::Object(fields) = &mut value else {
+            panic!("a row is a JSON object")
+        };
+        assert!(fields.remove("occurred_at").is_some());
+        let mut line = serde_json::to_vec(&value).unwrap();
+        line.push(b'\n');
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(&line).unwrap();
+        let back = decode(&gz.finish().unwrap()).unwrap();
+        assert_eq!(back[0].memory.occurred_at, row.memory.created_at);
+        assert_eq!(back[0].memory.created_at, row.memory.created_at);
+    }
 }

@@ -53,7 +53,7 @@ pub(super) async fn draft(
         .iter()
         .map(|&i| EpisodeLine {
             id: episodes[i].id,
-            created_at: episodes[i].created_at,
+            occurred_at: episodes[i].occurred_at,
             content: &episodes[i].content,
         })
         .collect();
