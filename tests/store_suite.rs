@@ -48,6 +48,17 @@ fn trunc(t: chrono::DateTime<Utc>) -> i64 {
     t.timestamp_millis()
 }
 
+/// The ids of the active rows of one fact of the default namespace.
+async fn active_ids(store: &dyn Database, entity: &str, attribute: &str) -> Vec<Uuid> {
+    store
+        .active_facts(&Namespace::default(), entity, attribute)
+        .await
+        .unwrap()
+        .iter()
+        .map(|m| m.id)
+        .collect()
+}
+
 pub async fn insert_get_roundtrip(store: &dyn Database) {
     let mut m = memory("ns-a", MemoryType::Episodic, "the user asked for a report");
     m.expires_at = Some(m.created_at + Duration::days(3));
@@ -82,14 +93,7 @@ pub async fn supersede_deprecates_in_the_same_transaction(store: &dyn Database) 
     assert_eq!(old_row.status, Status::Deprecated);
     assert_eq!(old_row.deprecated_by, Some(new.id));
     assert!(old_row.deprecated_at.is_some());
-    let active = store
-        .active_facts(&Namespace::default(), "user", "city")
-        .await
-        .unwrap();
-    assert_eq!(
-        active.iter().map(|m| m.id).collect::<Vec<_>>(),
-        vec![new.id]
-    );
+    assert_eq!(active_ids(store, "user", "city").await, vec![new.id]);
 }
 
 /// History written out of order: a fact that happened before the active one does not
@@ -123,14 +127,7 @@ pub async fn an_older_fact_arriving_late_is_stored_superseded(store: &dyn Databa
         vec![current.id]
     );
     assert_eq!(inserted.superseded_by, None);
-    let active = store
-        .active_facts(&Namespace::default(), "user", "city")
-        .await
-        .unwrap();
-    assert_eq!(
-        active.iter().map(|m| m.id).collect::<Vec<_>>(),
-        vec![latest.id]
-    );
+    assert_eq!(active_ids(store, "user", "city").await, vec![latest.id]);
 }
 
 /// Other keys and other namespaces are untouched by a supersede; an unkeyed memory never
@@ -178,12 +175,8 @@ pub async fn concurrent_writers_of_one_fact_queue(store: &dyn Database) {
         superseded += inserted.superseded.len() + usize::from(inserted.superseded_by.is_some());
     }
     assert_eq!(superseded, 11, "each older fact superseded once");
-    let active = store
-        .active_facts(&Namespace::default(), "team", "deploy_day")
-        .await
-        .unwrap();
     assert_eq!(
-        active.iter().map(|m| m.id).collect::<Vec<_>>(),
+        active_ids(store, "team", "deploy_day").await,
         vec![facts[11].id],
         "exactly one active fact, the one that happened last"
     );
