@@ -25,29 +25,31 @@ fn locomo() -> String {
 #[test]
 fn bench_embed_times_queries_and_bulk_with_the_local_model() {
     let data = tempfile::tempdir().unwrap();
-    let output = std::process::Command::new(common::binary())
-        .args([
+    let model = common::minilm_dir();
+    let (ok, stdout, stderr) = common::cli_with(
+        data.path(),
+        data.path(),
+        &[
+            ("HINDSIGHT_EMBED_MODEL_DIR", model.to_str().unwrap()),
+            ("RAYON_NUM_THREADS", "1"),
+        ],
+        &[
             "--embedder",
             "local",
             "bench",
             "embed",
             "--locomo",
             &locomo(),
-        ])
-        .args(["--queries", "20", "--words", "12", "--bulk", "100"])
-        .arg("--data-dir")
-        .arg(data.path())
-        .env("HINDSIGHT_CONFIG", data.path().join("no-such-config.toml"))
-        .env("HINDSIGHT_EMBED_MODEL_DIR", common::minilm_dir())
-        .env("RAYON_NUM_THREADS", "1")
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
+            "--queries",
+            "20",
+            "--words",
+            "12",
+            "--bulk",
+            "100",
+        ],
     );
-    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert!(ok, "{stderr}");
+    let report: Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(
         report["embedder"],
         "local:sentence-transformers/all-MiniLM-L6-v2/384"
@@ -73,20 +75,22 @@ fn bench_embed_times_queries_and_bulk_with_the_local_model() {
 fn eval_retrieval_reports_each_arm_on_a_locomo_slice() {
     let locomo = locomo();
     let data = tempfile::tempdir().unwrap();
-    let output = std::process::Command::new(common::binary())
-        .args(["eval", "retrieval", "--locomo", &locomo])
-        .args(["--conversations", "1", "--arms", "lexical,dense,hybrid"])
-        .arg("--data-dir")
-        .arg(data.path())
-        .env("HINDSIGHT_CONFIG", data.path().join("no-such-config.toml"))
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
+    let (ok, stdout, stderr) = common::cli_with(
+        data.path(),
+        data.path(),
+        &[],
+        &[
+            "eval",
+            "retrieval",
+            "--locomo",
+            &locomo,
+            "--conversations",
+            "1",
+            "--arms",
+            "lexical,dense,hybrid",
+        ],
     );
+    assert!(ok, "{stderr}");
     let reports: Vec<Value> = stdout
         .lines()
         .map(|line| serde_json::from_str(line).unwrap())

@@ -186,20 +186,34 @@ async fn a_newer_fact_supersedes_the_older_one_without_deleting_it() {
         found.memories.iter().all(|m| m.id != old),
         "deprecated hidden by default"
     );
-    let with_old = service
+    assert_found_deprecated(
+        &service,
+        "where does the user live Paris",
+        old,
+        new_id,
+        "deprecated returned on request",
+    )
+    .await;
+}
+
+/// `query` with `include_deprecated` returns memory `id`, shown as deprecated by `by`.
+async fn assert_found_deprecated(
+    service: &hindsight::service::MemoryService,
+    query: &str,
+    id: uuid::Uuid,
+    by: uuid::Uuid,
+    why: &str,
+) {
+    let found = service
         .search(&SearchRequest {
             include_deprecated: Some(true),
-            ..search("where does the user live Paris")
+            ..search(query)
         })
         .await
         .unwrap();
-    let old_hit = with_old
-        .memories
-        .iter()
-        .find(|m| m.id == old)
-        .expect("deprecated returned on request");
-    assert_eq!(old_hit.status, Status::Deprecated);
-    assert_eq!(old_hit.deprecated_by, Some(new_id));
+    let hit = found.memories.iter().find(|m| m.id == id).expect(why);
+    assert_eq!(hit.status, Status::Deprecated);
+    assert_eq!(hit.deprecated_by, Some(by));
 }
 
 #[tokio::test]
@@ -461,20 +475,14 @@ async fn a_fact_that_happened_earlier_does_not_supersede_a_later_one() {
         vec![current_id],
         "only the fact that holds"
     );
-    let with_old = service
-        .search(&SearchRequest {
-            include_deprecated: Some(true),
-            ..search("where does the user work Globex Acme")
-        })
-        .await
-        .unwrap();
-    let old_hit = with_old
-        .memories
-        .iter()
-        .find(|m| m.id == earlier_id)
-        .expect("kept for the audit trail, and indexed as deprecated");
-    assert_eq!(old_hit.status, Status::Deprecated);
-    assert_eq!(old_hit.deprecated_by, Some(current_id));
+    assert_found_deprecated(
+        &service,
+        "where does the user work Globex Acme",
+        earlier_id,
+        current_id,
+        "kept for the audit trail, and indexed as deprecated",
+    )
+    .await;
 
     let later = service
         .write(&fact("The user works at Initech.", "2026-01-01T00:00:00Z"))
