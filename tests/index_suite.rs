@@ -32,6 +32,7 @@ fn point(namespace: &str, memory_type: MemoryType, status: Status, occurred_at: 
         memory_type,
         status,
         occurred_at,
+        terms: vec![],
     }
 }
 
@@ -306,4 +307,133 @@ fn a_daemon_configured_for_an_absent_qdrant_server_fails_clearly() {
     assert!(!output.status.success());
     assert!(stderr.contains("qdrant_url"), "{stderr}");
     assert!(output.stdout.is_empty());
+}
+
+/// The embedded engine's lexical arm (a server keeps no terms: its `lexical_search` is `None`
+/// and the store's full-text index answers).
+mod embedded_lexical {
+    use super::*;
+    use hindsight::index::sparse;
+
+    fn with_terms(namespace: &str, status: Status, occurred_at: i64, text: &str) -> IndexPoint {
+        let mut p = point(namespace, MemoryType::Episodic, status, occurred_at);
+        p.terms = text.split(' ').map(str::to_owned).collect();
+        p
+    }
+
+    fn terms(text: &str) -> Vec<String> {
+        text.split(' ').map(str::to_owned).collect()
+    }
+
+    async fn open() -> (tempfile::TempDir, Arc<dyn VectorIndex>) {
+        embedded("lexical").await.unwrap()
+    }
+
+    #[tokio::test]
+    async fn bm25_under_the_same_filters_as_the_dense_arm() {
+        let (_dir, index) = open().await;
+        let both = with_terms("a", Status::Active, 100, "invoice zebra");
+        let one = with_terms("a", Status::Active, 200, "invoice paid");
+        let elsewhere = with_terms("b", Status::Active, 100, "invoice zebra");
+        let old = with_terms("a", Status::Deprecated, 100, "invoice zebra");
+        let unrelated = with_terms("a", Status::Active, 100, "weather today");
+        index
+            .upsert(vec![
+                both.clone(),
+                one.clone(),
+                elsewhere.clone(),
+                old.clone(),
+                unrelated,
+            ])
+            .await
+            .unwrap();
+        let found = index
+            .lexical_search(&query("a"), &terms("invoice zebra"), 1.0)
+            .await
+            .unwrap()
+            .expect("the embedded index keeps a lexical arm");
+        let ids: Vec<Uuid> = found.iter().map(|h| h.id).collect();
+        assert_eq!(ids, vec![both.id, one.id], "{found:?}");
+        // The engine's IDF over all five points (whatever the filter): invoice in 4, zebra in 3.
+        let full = sparse::idf(5.0, 4.0) + sparse::idf(5.0, 3.0);
+        let full_match = found.full_match.unwrap();
+        assert!((full_match - full).abs() < 1e-4, "{full_match} vs {full}");
+        // A two-term point is shorter than the average memory, so it scores above a full match.
+        assert!(found.hits[0].score > full_match, "{found:?}");
+
+        let mut with_deprecated = query("a");
+        with_deprecated.statuses.push(Status::Deprecated);
+        with_deprecated.occurred_to = Some(150);
+        let found = index
+            .lexical_search(&with_deprecated, &terms("invoice"), 1.0)
+            .await
+            .unwrap()
+            .unwrap();
+        let mut ids: Vec<Uuid> = found.iter().map(|h| h.id).collect();
+        ids.sort();
+        let mut expected = vec![both.id, old.id];
+        expected.sort();
+        assert_eq!(ids, expected, "status and event time filter it too");
+
+        let nowhere = index
+            .lexical_search(&query("a"), &terms("nowhere"), 1.0)
+            .await
+            .unwrap()
+            .unwrap();
+        assert!(nowhere.is_empty());
+        let idf = nowhere.full_match.unwrap();
+        assert!(
+            (idf - sparse::idf(5.0, 0.0)).abs() < 1e-4,
+            "a term no point holds counts at the highest IDF: {idf}"
+        );
+        let nothing = index
+            .lexical_search(&query("a"), &[], 1.0)
+            .await
+            .unwrap()
+            .unwrap();
+        assert!(nothing.is_empty() && nothing.full_match.is_none());
+    }
+
+    #[tokio::test]
+    async fn common_terms_are_left_out_but_the_two_rarest_stay() {
+        let (_dir, index) = open().await;
+        let mut points: Vec<IndexPoint> = (0..1_000)
+            .map(|i| with_terms("a", Status::Active, 0, &format!("the filler{i}")))
+            .collect();
+        let target = with_terms("a", Status::Active, 0, "the alpha beta gamma");
+        points.push(target.clone());
+        for _ in 0..10 {
+            points.push(with_terms("a", Status::Active, 0, "the gamma"));
+        }
+        index.upsert(points).await.unwrap();
+        let n = 1_011.0;
+        let mut wide = query("a");
+        wide.limit = 20;
+        let found = index
+            .lexical_search(&wide, &terms("the alpha beta gamma"), 0.05)
+            .await
+            .unwrap()
+            .unwrap();
+        let rare = sparse::idf(n, 1.0) * 2.0 + sparse::idf(n, 11.0);
+        let full_match = found.full_match.unwrap();
+        assert!(
+            (full_match - rare).abs() < 1e-3,
+            "`the` (in every point) is left out: {full_match} vs {rare}"
+        );
+        assert_eq!(found.hits[0].id, target.id);
+        assert_eq!(found.len(), 11, "only points with a kept term match");
+
+        let two = index
+            .lexical_search(&wide, &terms("the gamma"), 0.05)
+            .await
+            .unwrap()
+            .unwrap();
+        let both = sparse::idf(n, n) + sparse::idf(n, 11.0);
+        let full_match = two.full_match.unwrap();
+        assert!(
+            (full_match - both).abs() < 1e-3,
+            "two terms are both kept, however common: {full_match} vs {both}"
+        );
+        assert_eq!(two.len(), 20, "`the` matches every point");
+    }
 }

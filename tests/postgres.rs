@@ -92,7 +92,9 @@ async fn concurrent_writers_on_one_database_leave_one_active_fact() {
     );
 }
 
-/// The embedded engine presented as a shared (server) index, as a Qdrant server is to replicas.
+/// The embedded engine presented as a shared (server) index, as a Qdrant server is to replicas:
+/// without its lexical arm (`lexical_search` stays the trait's `None`), so searches take the
+/// store's full-text index, as they do beside a Qdrant server.
 struct AsShared(Arc<dyn VectorIndex>);
 
 #[async_trait::async_trait]

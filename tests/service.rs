@@ -1069,6 +1069,14 @@ impl VectorIndex for BrokenIndex {
     async fn search(&self, query: IndexQuery) -> Result<Vec<Hit>, IndexError> {
         self.inner.search(query).await
     }
+    async fn lexical_search(
+        &self,
+        query: &IndexQuery,
+        terms: &[String],
+        max_df: f64,
+    ) -> Result<Option<hindsight::lexical::LexicalHits>, IndexError> {
+        self.inner.lexical_search(query, terms, max_df).await
+    }
     async fn count(&self) -> Result<usize, IndexError> {
         self.inner.count().await
     }
@@ -1163,6 +1171,7 @@ async fn add_stray_point(dir: &std::path::Path) {
             memory_type: MemoryType::Semantic,
             status: Status::Active,
             occurred_at: 0,
+            terms: vec!["stray".into()],
         }])
         .await
         .unwrap();

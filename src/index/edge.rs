@@ -8,6 +8,11 @@
 //!   service therefore keeps rows `index_pending` until a flush has covered them.
 //! - HNSW graphs are built only by `optimize()`; new points sit in a brute-force appendable
 //!   segment until then. We optimise in the background after every `OPTIMIZE_EVERY` upserts.
+//! - Each point also carries its terms as a sparse vector (`LEXICAL`, BM25 weights from
+//!   `sparse.rs`) with the engine's IDF modifier: the lexical arm is a sparse search under the
+//!   same payload filter as the dense one. The engine does not tell a term's IDF, which the
+//!   fusion's full-match scale needs; a one-term search for the term's best point, divided by
+//!   that point's own weight for it, reads it off (`term_idf`).
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -19,15 +24,17 @@ use qdrant_edge::external::ordered_float::OrderedFloat;
 use qdrant_edge::external::serde_json::json;
 use qdrant_edge::{
     Condition, CountRequest, CreateIndex, Distance, EdgeConfig, EdgeOptimizersConfig, EdgeShard,
-    EdgeVectorParamsBuilder, FieldCondition, FieldIndexOperations, Filter, HnswIndexConfig,
-    JsonPath, KeywordIndexParams, Match, NamedQuery, PayloadFieldSchema, PayloadSchemaParams,
-    PayloadSchemaType, PointId, PointInsertOperations, PointOperations, PointStruct,
-    PointStructPersisted, QueryEnum, Range, SearchParams, SearchRequest, UpdateOperation,
-    WithPayloadInterface,
+    EdgeSparseVectorParams, EdgeVectorParamsBuilder, FieldCondition, FieldIndexOperations, Filter,
+    HnswIndexConfig, JsonPath, KeywordIndexParams, Match, Modifier, NamedQuery, PayloadFieldSchema,
+    PayloadSchemaParams, PayloadSchemaType, PointId, PointInsertOperations, PointOperations,
+    PointStruct, PointStructPersisted, QueryEnum, Range, ScoredPoint, SearchParams, SearchRequest,
+    SparseVector, UpdateOperation, Vector, VectorInternal, VectorStructInternal, Vectors,
+    WithPayloadInterface, WithVector,
 };
 
-use super::{Hit, IndexError, IndexPoint, IndexQuery, VectorIndex};
+use super::{Hit, IndexError, IndexPoint, IndexQuery, VectorIndex, sparse};
 use crate::domain::{MemoryId, MemoryType, Status};
+use crate::lexical::{LexicalHit, LexicalHits, StatsCache};
 
 /// Upserts after which a background `optimize()` (HNSW build, segment merge) is started.
 const OPTIMIZE_EVERY: usize = 1_000;
@@ -38,12 +45,15 @@ const INDEXING_THRESHOLD_KB: usize = 2_000;
 
 const SCOPE: &str = "scope";
 const OCCURRED_AT: &str = "occurred_at";
+/// The sparse vector holding a point's terms.
+const LEXICAL: &str = "lexical";
 
 /// Written into the index dir once it is created. An index whose payload layout differs (an
 /// older hindsight, or a dir without the file) is dropped at start and rebuilt from the store.
 const LAYOUT_FILE: &str = "hindsight-layout";
-/// 3: the time payload is `occurred_at` (event time), no longer `created_at`.
-const LAYOUT_VERSION: &str = "3";
+/// 3: the time payload is `occurred_at` (event time), no longer `created_at`. 4: the `lexical`
+/// sparse vector.
+const LAYOUT_VERSION: &str = "4";
 
 /// The `scope` payload value: namespace, memory type and status in one keyword (namespaces
 /// cannot contain a space, so it is unambiguous). Every filter hindsight needs is then one
@@ -91,6 +101,8 @@ struct Inner {
     /// background one instead of returning early (the engine's planner skips the segments that
     /// one is rebuilding) and does not leave it competing with the caller's next requests.
     optimize_lock: Mutex<()>,
+    /// Terms' IDFs read off the engine, kept between searches.
+    idfs: StatsCache<f64>,
 }
 
 fn engine<E: std::fmt::Display>(e: E) -> IndexError {
@@ -108,6 +120,13 @@ fn config(dimension: usize, params: HnswParams) -> EdgeConfig {
         .vector(
             "",
             EdgeVectorParamsBuilder::new(dimension, Distance::Cosine).build(),
+        )
+        .sparse_vector(
+            LEXICAL,
+            EdgeSparseVectorParams::builder()
+                .modifier(Modifier::Idf)
+                .on_disk(false)
+                .build(),
         )
         .hnsw_config(HnswIndexConfig {
             m: params.m,
@@ -250,6 +269,7 @@ impl EdgeIndex {
                 upserts_since_optimize: AtomicUsize::new(0),
                 optimizing: AtomicBool::new(false),
                 optimize_lock: Mutex::new(()),
+                idfs: StatsCache::default(),
             }),
         })
     }
@@ -364,16 +384,150 @@ fn filter(query: &IndexQuery) -> Filter {
     }
 }
 
-fn point(p: IndexPoint) -> PointStructPersisted {
-    PointStruct::new(
+fn point(p: IndexPoint) -> Result<PointStructPersisted, IndexError> {
+    let (dims, weights) = sparse::document(&p.terms);
+    let vectors = Vectors::new_named([
+        ("", Vector::new_dense(p.vector)),
+        (LEXICAL, Vector::new_sparse(dims, weights).map_err(engine)?),
+    ]);
+    Ok(PointStruct::new(
         PointId::Uuid(p.id),
-        p.vector,
+        vectors,
         json!({
             SCOPE: scope(&p.namespace, p.memory_type, p.status),
             OCCURRED_AT: p.occurred_at,
         }),
     )
-    .into()
+    .into())
+}
+
+fn sparse_search(dims: Vec<u32>, weights: Vec<f32>) -> QueryEnum {
+    QueryEnum::Nearest(NamedQuery::new(
+        VectorInternal::Sparse(SparseVector {
+            indices: dims,
+            values: weights,
+        }),
+        LEXICAL,
+    ))
+}
+
+fn hit_id(p: &ScoredPoint) -> Option<MemoryId> {
+    match p.id {
+        PointId::Uuid(id) => Some(id),
+        PointId::NumId(_) => None,
+    }
+}
+
+/// The IDF the engine gives dimension `dim` (over every point, whatever a search filters):
+/// the best one-term score divided by that point's weight for the term. A term no point holds
+/// gets the highest IDF, as FTS5 counts it: a query whose telling word is nowhere is then
+/// matched weakly.
+fn term_idf(shard: &EdgeShard, dim: u32, points: f64) -> Result<f64, IndexError> {
+    let best = shard
+        .search(SearchRequest {
+            query: sparse_search(vec![dim], vec![1.0]),
+            filter: None,
+            params: None,
+            limit: 1,
+            offset: 0,
+            with_payload: Some(WithPayloadInterface::Bool(false)),
+            with_vector: Some(WithVector::Selector(vec![LEXICAL.into()])),
+            score_threshold: None,
+        })
+        .map_err(engine)?;
+    let weight = best.first().and_then(|p| match &p.vector {
+        Some(VectorStructInternal::Named(named)) => match named.get(LEXICAL) {
+            Some(VectorInternal::Sparse(v)) => v
+                .indices
+                .iter()
+                .position(|d| *d == dim)
+                .map(|at| (p.score, v.values[at])),
+            _ => None,
+        },
+        _ => None,
+    });
+    Ok(match weight {
+        Some((score, weight)) if weight > 0.0 => f64::from(score) / f64::from(weight),
+        _ => sparse::idf(points, 0.0),
+    })
+}
+
+/// The lexical arm (see the module notes): the terms' IDFs (remembered in `idfs` between
+/// searches), the common ones left out as `VectorIndex::lexical_search` says, then one sparse
+/// search under the query's filter.
+fn lexical_search(
+    shard: &EdgeShard,
+    idfs: &StatsCache<f64>,
+    query: &IndexQuery,
+    terms: &[String],
+    max_df: f64,
+) -> Result<LexicalHits, IndexError> {
+    /// Below this many points every term is kept (SQLite's lexical arm does the same).
+    const MIN_POINTS: f64 = 1_000.0;
+    const ALWAYS_KEPT: usize = 2;
+    if terms.is_empty() {
+        return Ok(LexicalHits::default());
+    }
+    let count = shard
+        .count(CountRequest {
+            filter: None,
+            exact: true,
+        })
+        .map_err(engine)?;
+    let points = count as f64;
+    let (mut known, missing) = idfs.lookup(count as i64, terms);
+    let read = missing
+        .iter()
+        .map(|t| Ok((t.clone(), term_idf(shard, sparse::dimension(t), points)?)))
+        .collect::<Result<Vec<_>, IndexError>>()?;
+    idfs.remember(count as i64, &missing, &read);
+    known.extend(read);
+    let mut by_rarity: Vec<(u32, f64)> = known
+        .iter()
+        .map(|(t, idf)| (sparse::dimension(t), *idf))
+        .collect();
+    // Two terms of one dimension (repeated, or colliding) are one term to the engine.
+    by_rarity.sort_by_key(|(dim, _)| *dim);
+    by_rarity.dedup_by_key(|(dim, _)| *dim);
+    by_rarity.sort_by(|a, b| b.1.total_cmp(&a.1));
+    // The IDF at which a term is held by `max_df` of the points.
+    let common = sparse::idf(points, max_df * points);
+    let prune = max_df < 1.0 && by_rarity.len() > ALWAYS_KEPT && points >= MIN_POINTS;
+    let kept: Vec<(u32, f64)> = by_rarity
+        .into_iter()
+        .enumerate()
+        .filter(|(i, (_, idf))| !prune || *i < ALWAYS_KEPT || *idf >= common)
+        .map(|(_, kept)| kept)
+        .collect();
+    let full_match = kept.iter().map(|(_, idf)| idf).sum();
+    // In dimension order, as the engine expects of a sparse vector; weight 1 each.
+    let mut dims: Vec<u32> = kept.iter().map(|(dim, _)| *dim).collect();
+    dims.sort_unstable();
+    let weights = vec![1.0; dims.len()];
+    let found = shard
+        .search(SearchRequest {
+            query: sparse_search(dims, weights),
+            filter: Some(filter(query)),
+            params: None,
+            limit: query.limit,
+            offset: 0,
+            with_payload: Some(WithPayloadInterface::Bool(false)),
+            with_vector: None,
+            score_threshold: None,
+        })
+        .map_err(engine)?;
+    Ok(LexicalHits {
+        hits: found
+            .iter()
+            .filter_map(|p| {
+                hit_id(p).map(|id| LexicalHit {
+                    id,
+                    score: f64::from(p.score),
+                })
+            })
+            .collect(),
+        full_match: Some(full_match),
+    })
 }
 
 #[async_trait]
@@ -398,7 +552,10 @@ impl VectorIndex for EdgeIndex {
             });
         }
         let n = points.len();
-        let batch = points.into_iter().map(point).collect();
+        let batch = points
+            .into_iter()
+            .map(point)
+            .collect::<Result<Vec<_>, _>>()?;
         self.with_shard(move |inner, shard| {
             inner.update(
                 shard,
@@ -450,12 +607,23 @@ impl VectorIndex for EdgeIndex {
             };
             let points = shard.search(request).map_err(engine)?;
             Ok(points
-                .into_iter()
-                .filter_map(|p| match p.id {
-                    PointId::Uuid(id) => Some(Hit { id, score: p.score }),
-                    PointId::NumId(_) => None,
-                })
+                .iter()
+                .filter_map(|p| hit_id(p).map(|id| Hit { id, score: p.score }))
                 .collect())
+        })
+        .await
+    }
+
+    async fn lexical_search(
+        &self,
+        query: &IndexQuery,
+        terms: &[String],
+        max_df: f64,
+    ) -> Result<Option<LexicalHits>, IndexError> {
+        let query = query.clone();
+        let terms = terms.to_vec();
+        self.with_shard(move |inner, shard| {
+            lexical_search(shard, &inner.idfs, &query, &terms, max_df).map(Some)
         })
         .await
     }

@@ -1,10 +1,13 @@
 //! The vector index: derived from the store, rebuildable from it. One trait; the embedded
 //! implementation is Qdrant's in-process engine (qdrant-edge), the scale-out one a Qdrant server
 //! (qdrant-client, gRPC) that every replica shares. Points carry just enough payload to filter (namespace, type, status, event time);
-//! the row in the store stays the truth and search results are re-checked against it.
+//! the row in the store stays the truth and search results are re-checked against it. The
+//! embedded engine also keeps each point's terms as a sparse BM25 vector and answers the
+//! lexical arm itself (`lexical_search`); a server leaves that arm to the store's full-text index.
 
 mod edge;
 mod qdrant;
+pub mod sparse;
 
 use async_trait::async_trait;
 
@@ -32,6 +35,8 @@ pub struct IndexPoint {
     pub status: Status,
     /// When what the memory tells of happened (its row's `occurred_at`), Unix seconds.
     pub occurred_at: i64,
+    /// Its terms (`lexical::terms` of the content), for an index that keeps a lexical arm.
+    pub terms: Vec<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -70,6 +75,19 @@ pub trait VectorIndex: Send + Sync + 'static {
     async fn delete(&self, ids: Vec<MemoryId>) -> Result<(), IndexError>;
 
     async fn search(&self, query: IndexQuery) -> Result<Vec<Hit>, IndexError>;
+
+    /// The lexical arm over the points' terms, with `query`'s filters and limit (its vector is
+    /// not read), leaving out terms held by more than `max_df` of the points (the two rarest
+    /// always stay); BM25 scores, and the full match to read them against. `None`: this index
+    /// keeps no terms, and the store's full-text index answers instead.
+    async fn lexical_search(
+        &self,
+        _query: &IndexQuery,
+        _terms: &[String],
+        _max_df: f64,
+    ) -> Result<Option<crate::lexical::LexicalHits>, IndexError> {
+        Ok(None)
+    }
 
     async fn count(&self) -> Result<usize, IndexError>;
 

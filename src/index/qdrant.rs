@@ -463,6 +463,7 @@ mod tests {
             memory_type: MemoryType::Episodic,
             status: Status::Active,
             occurred_at: 42,
+            terms: vec![],
         };
         let fields: std::collections::HashMap<String, qdrant_client::qdrant::Value> =
             payload(&point).into();

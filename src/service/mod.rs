@@ -230,5 +230,6 @@ pub(crate) fn index_point(memory: &Memory) -> IndexPoint {
         memory_type: memory.memory_type,
         status: memory.status,
         occurred_at: memory.occurred_at.timestamp(),
+        terms: crate::lexical::terms(&memory.content),
     }
 }

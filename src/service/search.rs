@@ -1,4 +1,5 @@
-//! `memory_search`: two arms — the vector index (dense) and the full-text index (lexical), each
+//! `memory_search`: two arms — the vector index (dense) and the lexical one (the embedded
+//! index's sparse BM25 vectors, or the store's full-text index beside a Qdrant server), each
 //! over-fetched with every filter applied where it runs — fused into one relevance
 //! (`fusion.rs`); every candidate re-checked against its row (namespace, type, status, expiry,
 //! event-time range); ranked by relevance + recency (from event time) + importance; accesses
@@ -14,7 +15,7 @@ use super::{MemoryService, SearchHit, SearchResult, ServiceError};
 use crate::domain::Status;
 use crate::embed::cosine;
 use crate::index::IndexQuery;
-use crate::store::LexicalQuery;
+use crate::store::{LexicalHits, LexicalQuery};
 
 impl MemoryService {
     pub async fn search(&self, request: &SearchRequest) -> Result<SearchResult, ServiceError> {
@@ -30,38 +31,54 @@ impl MemoryService {
         }
         let top_k = valid.top_k.get();
         let now = Utc::now();
+        let index_query = IndexQuery {
+            vector: vector.clone(),
+            namespace: valid.namespace.as_str().to_owned(),
+            memory_types: valid.memory_types.clone(),
+            statuses: statuses.clone(),
+            occurred_from: valid.from.map(|t| t.timestamp()),
+            occurred_to: valid.to.map(|t| t.timestamp()),
+            limit: top_k * rules.search_overfetch,
+        };
         let dense = async {
             if !arms.dense() {
                 return Ok(vec![]);
             }
             self.index
-                .search(IndexQuery {
-                    vector: vector.clone(),
-                    namespace: valid.namespace.as_str().to_owned(),
-                    memory_types: valid.memory_types.clone(),
-                    statuses: statuses.clone(),
-                    occurred_from: valid.from.map(|t| t.timestamp()),
-                    occurred_to: valid.to.map(|t| t.timestamp()),
-                    limit: top_k * rules.search_overfetch,
-                })
+                .search(index_query.clone())
                 .await
                 .map_err(ServiceError::from)
         };
         let lexical = async {
             if !arms.lexical() {
-                return Ok(crate::store::LexicalHits::default());
+                return Ok(LexicalHits::default());
+            }
+            let terms = crate::lexical::query_terms(valid.query.as_str());
+            let limit = top_k * rules.search_lexical_overfetch;
+            // The index's own lexical arm when it keeps one (the embedded engine), else the
+            // store's full-text index.
+            let in_index = IndexQuery {
+                limit,
+                ..index_query.clone()
+            };
+            if let Some(hits) = self
+                .index
+                .lexical_search(&in_index, &terms, rules.search_lexical_max_df)
+                .await?
+            {
+                return Ok(hits);
             }
             self.store
                 .lexical_search(&LexicalQuery {
                     namespace: valid.namespace.as_str().to_owned(),
                     memory_types: valid.memory_types.clone(),
                     statuses: statuses.clone(),
-                    terms: crate::lexical::query_terms(valid.query.as_str()),
+                    terms,
                     now,
                     occurred_from: valid.from,
                     occurred_to: valid.to,
                     max_df: rules.search_lexical_max_df,
-                    limit: top_k * rules.search_lexical_overfetch,
+                    limit,
                 })
                 .await
                 .map_err(ServiceError::from)
@@ -87,6 +104,7 @@ impl MemoryService {
             let orphans: Vec<_> = dense
                 .iter()
                 .map(|h| h.id)
+                .chain(lexical.iter().map(|h| h.id))
                 .filter(|id| !found.contains(id))
                 .collect();
             if !orphans.is_empty()

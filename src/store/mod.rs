@@ -2,7 +2,6 @@
 //! (SQLite embedded, PostgreSQL for scale-out); the shared behaviour is pinned by the backend-agnostic suite in
 //! `tests/store_suite.rs`.
 
-mod df_cache;
 mod distill;
 mod distill_postgres;
 mod distill_sqlite;
@@ -21,6 +20,7 @@ use serde_json::Value;
 
 use crate::domain::{Memory, MemoryId, MemoryType, Namespace, Status};
 
+pub use crate::lexical::{LexicalHit, LexicalHits};
 pub use distill::{
     Candidate, CandidateId, CandidateStatus, ClusterOutcome, DistillMethod, DistillStore,
     DistilledCluster, Evidence, EvidenceTo, Review,
@@ -247,33 +247,6 @@ impl LexicalQuery {
 
     fn status_names(&self) -> Vec<&'static str> {
         self.statuses.iter().map(|s| s.as_str()).collect()
-    }
-}
-
-/// A lexical match; `score` is higher for better matches and comparable only within one search
-/// (BM25 on SQLite, `ts_rank_cd` on PostgreSQL).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct LexicalHit {
-    pub id: MemoryId,
-    pub score: f64,
-}
-
-/// The lexical arm's answer: matches, best first, and the scale to read their scores against.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct LexicalHits {
-    pub hits: Vec<LexicalHit>,
-    /// What a row holding each query term once, at average length, scores: the sum of the
-    /// terms' IDF under BM25 (SQLite). A match on a few common words scores a small share of
-    /// it, one on the query's rare words most of it. `None` where the score has no such
-    /// scale (PostgreSQL's `ts_rank_cd`): scores are then read against the best match.
-    pub full_match: Option<f64>,
-}
-
-impl std::ops::Deref for LexicalHits {
-    type Target = [LexicalHit];
-
-    fn deref(&self) -> &[LexicalHit] {
-        &self.hits
     }
 }
 

@@ -15,18 +15,17 @@ use sqlx::sqlite::{
     SqliteSynchronous,
 };
 
-use super::df_cache::DfCache;
 use super::{
     AccessHit, COLUMNS, COUNTS_SQL, CountRow, ForgetSelector, Forgotten, Inserted, LexicalHit,
     LexicalHits, LexicalQuery, MemoryStore, MergeUpdate, StoreError, StoreLock, corrupt, count_row,
     insert_error, parse_type_and_status, soonest_expiry_first,
 };
 use crate::domain::{Memory, MemoryId, Namespace};
-use crate::lexical;
+use crate::lexical::{self, StatsCache};
 
 pub struct SqliteStore {
     pool: SqlitePool,
-    document_frequencies: DfCache,
+    document_frequencies: StatsCache<i64>,
 }
 
 impl SqliteStore {
@@ -46,7 +45,7 @@ impl SqliteStore {
         sqlx::migrate!("./migrations/sqlite").run(&pool).await?;
         let store = Self {
             pool,
-            document_frequencies: DfCache::default(),
+            document_frequencies: StatsCache::default(),
         };
         store.fill_lexical().await?;
         store.upgrade_lexical().await?;

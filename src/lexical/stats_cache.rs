@@ -1,38 +1,47 @@
-//! How many rows hold each full-text term, remembered between searches (SQLite's lexical arm).
-//! fts5vocab counts a term's rows by reading its whole doclist on every query — about 0.4 ms a
-//! common term at 100k rows, more than the match itself — while the counts only decide which
-//! query terms are left out (`search_lexical_max_df`) and the BM25 scale fusion reads scores
-//! against, where a count a little out of date changes nothing that matters.
+//! Per-term statistics remembered between searches: SQLite's document counts (fts5vocab counts
+//! a term's rows by reading its whole doclist on every query — about 0.4 ms a common term at
+//! 100k rows, more than the match itself) and the embedded index's IDFs (read off a one-term
+//! search each). They only decide which query terms are left out (`search_lexical_max_df`) and
+//! the BM25 scale fusion reads scores against, where a figure a little out of date changes
+//! nothing that matters.
 //!
-//! The counts are dropped together once the table has grown by more than 1% since they were
-//! taken, or after a minute (deletes and rewrites do not grow it). Small tables are not cached at
-//! all: reading their counts is cheap, and every answer stays exact.
+//! The figures are dropped together once the table (or index) has grown by more than 1% since
+//! they were taken, or after a minute (deletes and rewrites do not grow it). Small ones are not
+//! cached at all: reading their figures is cheap, and every answer stays exact.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// Below this many rows, counts are always read fresh.
-pub(super) const MIN_ROWS: i64 = 1_000;
+const MIN_ROWS: i64 = 1_000;
 const MAX_AGE: Duration = Duration::from_secs(60);
 /// Bounds the memory a stream of one-off query words can take (~100 B a term).
 const MAX_TERMS: usize = 100_000;
 
-#[derive(Default)]
-pub(super) struct DfCache {
-    inner: Mutex<Option<Generation>>,
+/// A figure `V` per term (a document count, an IDF), for a table of so many rows.
+pub struct StatsCache<V> {
+    inner: Mutex<Option<Generation<V>>>,
 }
 
-struct Generation {
+impl<V> Default for StatsCache<V> {
+    fn default() -> Self {
+        Self {
+            inner: Mutex::new(None),
+        }
+    }
+}
+
+struct Generation<V> {
     rows: i64,
     taken: Instant,
-    counts: HashMap<String, i64>,
+    counts: HashMap<String, V>,
 }
 
-impl DfCache {
-    /// The remembered count of each of `terms` that is still good for a table of `rows` rows,
-    /// and the terms whose counts must be read.
-    pub(super) fn lookup(&self, rows: i64, terms: &[String]) -> (Vec<(String, i64)>, Vec<String>) {
+impl<V: Copy + Default> StatsCache<V> {
+    /// The remembered figure of each of `terms` that is still good for a table of `rows` rows,
+    /// and the terms whose figures must be read.
+    pub fn lookup(&self, rows: i64, terms: &[String]) -> (Vec<(String, V)>, Vec<String>) {
         if rows < MIN_ROWS {
             return (vec![], terms.to_vec());
         }
@@ -59,9 +68,9 @@ impl DfCache {
         (known, missing)
     }
 
-    /// Remember counts just read for a table of `rows` rows. Terms no row holds are remembered
-    /// as 0 (`read` has no entry for them).
-    pub(super) fn remember(&self, rows: i64, asked: &[String], read: &[(String, i64)]) {
+    /// Remember figures just read for a table of `rows` rows. Terms `read` has no entry for
+    /// (no row holds them) are remembered as `V::default()`.
+    pub fn remember(&self, rows: i64, asked: &[String], read: &[(String, V)]) {
         if rows < MIN_ROWS {
             return;
         }
@@ -76,7 +85,10 @@ impl DfCache {
             generation.counts.clear();
         }
         for term in asked {
-            let df = read.iter().find(|(t, _)| t == term).map_or(0, |(_, d)| *d);
+            let df = read
+                .iter()
+                .find(|(t, _)| t == term)
+                .map_or_else(V::default, |(_, d)| *d);
             generation.counts.insert(term.clone(), df);
         }
     }
@@ -92,14 +104,14 @@ mod tests {
 
     #[test]
     fn small_tables_are_always_read() {
-        let cache = DfCache::default();
+        let cache = StatsCache::<i64>::default();
         cache.remember(10, &terms(&["a"]), &[("a".into(), 3)]);
         assert_eq!(cache.lookup(10, &terms(&["a"])), (vec![], terms(&["a"])));
     }
 
     #[test]
     fn counts_are_kept_until_the_table_grows_by_more_than_one_percent() {
-        let cache = DfCache::default();
+        let cache = StatsCache::<i64>::default();
         assert_eq!(
             cache.lookup(10_000, &terms(&["a", "b"])).1,
             terms(&["a", "b"])
@@ -115,7 +127,7 @@ mod tests {
 
     #[test]
     fn counts_for_an_older_generation_are_not_kept() {
-        let cache = DfCache::default();
+        let cache = StatsCache::<i64>::default();
         cache.lookup(10_000, &terms(&["a"]));
         cache.lookup(20_000, &terms(&["a"]));
         cache.remember(10_000, &terms(&["a"]), &[("a".into(), 7)]);

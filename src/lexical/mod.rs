@@ -1,11 +1,17 @@
-//! Terms for the lexical (full-text) index, computed here so SQLite (FTS5) and PostgreSQL
-//! (tsvector) index exactly the same terms: lower-cased words, and for Chinese, Japanese and
+//! Terms for the lexical (full-text) arm, computed here so the embedded index (sparse BM25
+//! vectors), SQLite (FTS5) and PostgreSQL (tsvector) index exactly the same terms: lower-cased words, and for Chinese, Japanese and
 //! Korean — written without spaces — overlapping character bigrams (a lone character stays a
 //! unigram), the usual CJK analysis when no dictionary segmenter is at hand. Other words are
 //! stemmed (English Snowball): on LoCoMo's dev split that lifts the lexical arm's hit@10 from
 //! 0.588 to 0.641 (`hindsight eval retrieval`).
 
+mod stats_cache;
+
 use unicode_segmentation::UnicodeSegmentation;
+
+use crate::domain::MemoryId;
+
+pub use stats_cache::StatsCache;
 
 /// The terms' rules, stored with the data (`meta.lexical_version`): rows indexed under other
 /// rules are indexed again when the store opens. 2: English words stemmed.
@@ -85,6 +91,33 @@ pub fn query_terms(text: &str) -> Vec<String> {
         .into_iter()
         .filter(|t| seen.insert(t.clone()))
         .collect()
+}
+
+/// A lexical match; `score` is higher for better matches and comparable only within one search
+/// (BM25 in the embedded index and on SQLite, `ts_rank_cd` on PostgreSQL).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LexicalHit {
+    pub id: MemoryId,
+    pub score: f64,
+}
+
+/// The lexical arm's answer: matches, best first, and the scale to read their scores against.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LexicalHits {
+    pub hits: Vec<LexicalHit>,
+    /// What a row holding each query term once, at average length, scores: the sum of the
+    /// terms' IDF under BM25 (the embedded index, SQLite). A match on a few common words scores a small share of
+    /// it, one on the query's rare words most of it. `None` where the score has no such
+    /// scale (PostgreSQL's `ts_rank_cd`): scores are then read against the best match.
+    pub full_match: Option<f64>,
+}
+
+impl std::ops::Deref for LexicalHits {
+    type Target = [LexicalHit];
+
+    fn deref(&self) -> &[LexicalHit] {
+        &self.hits
+    }
 }
 
 #[cfg(test)]
