@@ -25,7 +25,8 @@ pub struct ArmScores {
     pub similarity: f64,
     /// 1-based place in the dense arm's list, if it was there.
     pub dense_rank: Option<usize>,
-    /// The lexical score (BM25 on SQLite, `ts_rank_cd` on PostgreSQL) and place, if matched.
+    /// The lexical score (BM25 in the embedded index and on SQLite, `ts_rank_cd` on PostgreSQL
+    /// beside a Qdrant server) and place, if matched.
     pub lexical_score: Option<f64>,
     pub lexical_rank: Option<usize>,
 }

@@ -61,7 +61,8 @@ pub struct SearchHit {
     pub similarity: f64,
     /// Place in the dense (vector) arm's list, when it was there.
     pub dense_rank: Option<usize>,
-    /// The full-text score (BM25 on SQLite, ts_rank_cd on PostgreSQL), when the words matched.
+    /// The lexical score (BM25; ts_rank_cd on PostgreSQL beside a Qdrant server), when the words
+    /// matched.
     pub lexical_score: Option<f64>,
     /// Place in the lexical arm's list, when it was there.
     pub lexical_rank: Option<usize>,
