@@ -34,7 +34,7 @@ use qdrant_edge::{
 
 use super::{Hit, IndexError, IndexPoint, IndexQuery, VectorIndex, sparse};
 use crate::domain::{MemoryId, MemoryType, Status};
-use crate::lexical::{LexicalHit, LexicalHits, StatsCache};
+use crate::lexical::{self, LexicalHit, LexicalHits, StatsCache};
 
 /// Upserts after which a background `optimize()` (HNSW build, segment merge) is started.
 const OPTIMIZE_EVERY: usize = 1_000;
@@ -453,7 +453,7 @@ fn term_idf(shard: &EdgeShard, dim: u32, points: f64) -> Result<f64, IndexError>
 }
 
 /// The lexical arm (see the module notes): the terms' IDFs (remembered in `idfs` between
-/// searches), the common ones left out as `VectorIndex::lexical_search` says, then one sparse
+/// searches), the common ones left out (`lexical::selective`), then one sparse
 /// search under the query's filter.
 fn lexical_search(
     shard: &EdgeShard,
@@ -462,9 +462,6 @@ fn lexical_search(
     terms: &[String],
     max_df: f64,
 ) -> Result<LexicalHits, IndexError> {
-    /// Below this many points every term is kept (SQLite's lexical arm does the same).
-    const MIN_POINTS: f64 = 1_000.0;
-    const ALWAYS_KEPT: usize = 2;
     if terms.is_empty() {
         return Ok(LexicalHits::default());
     }
@@ -492,13 +489,7 @@ fn lexical_search(
     by_rarity.sort_by(|a, b| b.1.total_cmp(&a.1));
     // The IDF at which a term is held by `max_df` of the points.
     let common = sparse::idf(points, max_df * points);
-    let prune = max_df < 1.0 && by_rarity.len() > ALWAYS_KEPT && points >= MIN_POINTS;
-    let kept: Vec<(u32, f64)> = by_rarity
-        .into_iter()
-        .enumerate()
-        .filter(|(i, (_, idf))| !prune || *i < ALWAYS_KEPT || *idf >= common)
-        .map(|(_, kept)| kept)
-        .collect();
+    let kept = lexical::selective(by_rarity, points, max_df, |(_, idf)| *idf < common);
     let full_match = kept.iter().map(|(_, idf)| idf).sum();
     // In dimension order, as the engine expects of a sparse vector; weight 1 each.
     let mut dims: Vec<u32> = kept.iter().map(|(dim, _)| *dim).collect();

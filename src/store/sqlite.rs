@@ -124,15 +124,11 @@ impl SqliteStore {
     }
 
     /// The query terms to match, and the BM25 scale of the match (`LexicalHits::full_match`).
-    /// Terms held by more than `max_df` of the rows are left out (from 1,000 rows; the two
-    /// rarest always stay): they touch most rows for almost no ranking signal, and made a
-    /// query at 100k rows of real text several times slower.
+    /// Terms held by more than `max_df` of the rows are left out (`lexical::selective`).
     async fn selective_terms(
         &self,
         query: &LexicalQuery,
     ) -> Result<(Vec<String>, f64), StoreError> {
-        const MIN_ROWS: i64 = 1_000;
-        const ALWAYS_KEPT: usize = 2;
         // The largest rowid: the row count, or more after deletes (O(1), unlike COUNT(*));
         // an overcount only makes the scale a little larger.
         let rows: Option<i64> = sqlx::query_scalar("SELECT max(seq) FROM memories")
@@ -157,16 +153,10 @@ impl SqliteStore {
                 .find(|(t, _)| t == term)
                 .map_or(0, |(_, doc)| *doc)
         };
-        let prune = query.max_df < 1.0 && query.terms.len() > ALWAYS_KEPT && rows >= MIN_ROWS;
         let mut by_rarity = query.terms.clone();
         by_rarity.sort_by_key(|t| df(t));
         let limit = (query.max_df * rows as f64) as i64;
-        let terms: Vec<String> = by_rarity
-            .into_iter()
-            .enumerate()
-            .filter(|(i, t)| !prune || *i < ALWAYS_KEPT || df(t) <= limit)
-            .map(|(_, t)| t)
-            .collect();
+        let terms = lexical::selective(by_rarity, rows as f64, query.max_df, |t| df(t) > limit);
         // FTS5's BM25 IDF, over every term matched for. A term no row holds counts too (at
         // its IDF, the highest): a query whose telling word is nowhere is matched weakly.
         let n = rows as f64;
