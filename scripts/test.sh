@@ -19,6 +19,11 @@ if [ -z "${HINDSIGHT_TEST_MINILM_DIR:-}" ]; then
   fi
 fi
 
+# The local model server for tests/local_llm.rs, where scripts/local-llm/install.sh put it.
+if [ -z "${HINDSIGHT_TEST_LLM_HOME:-}" ] && [ -d "$HOME/.cache/hindsight-llm/node_modules" ]; then
+  export HINDSIGHT_TEST_LLM_HOME="$HOME/.cache/hindsight-llm"
+fi
+
 echo "== cargo fmt --check"
 cargo fmt --all -- --check
 echo "== cargo clippy"

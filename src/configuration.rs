@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::distill::llm::StructuredOutput;
+
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     #[error("config file {path}: {message}")]
@@ -152,6 +154,12 @@ impl SearchArms {
     }
 }
 
+impl EnvValue for StructuredOutput {
+    fn parse_env(raw: &str) -> Result<Self, String> {
+        Self::parse(raw)
+    }
+}
+
 impl EnvValue for SearchArms {
     fn parse_env(raw: &str) -> Result<Self, String> {
         Self::parse(raw)
@@ -284,6 +292,10 @@ settings! {
     llm_token_budget: u64 = 200_000,
     /// Upper bound on one reply's tokens.
     llm_max_tokens: u32 = 1_024,
+    /// How the reply's JSON Schema is sent: `auto` (`json_schema`, falling back to
+    /// `json_object`, then to the prompt alone, when the endpoint refuses), `json_schema`,
+    /// `json_object` or `off`.
+    llm_structured_output: StructuredOutput = StructuredOutput::Auto,
     /// Where prompt templates are read from (`distill.md`); without the file, the copy built
     /// into the binary is used.
     prompts_dir: PathBuf = PathBuf::from("./prompts"),

@@ -331,6 +331,7 @@ pub fn job_env(settings: &Settings) -> Result<JobEnv, StartupError> {
         retries: 2,
         backoff: Duration::from_secs(1),
         max_tokens: settings.llm_max_tokens,
+        structured_output: settings.llm_structured_output,
     })?;
     let prompt = load_prompt(&settings.prompts_dir)?;
     tracing::info!(model = %model, prompt = %prompt.version, "distill drafts with a language model");

@@ -73,7 +73,7 @@ async fn crash_while_distilling(url: &str, db: Arc<dyn Database>, data: &std::pa
     let themes = seed(db.as_ref()).await;
     let llm = common::openai::start(vec![]).await;
     llm.script.set_fallback(Reply::from_prompt(|prompt| {
-        let ids = common::openai::episode_ids(prompt);
+        let ids = common::openai::episode_numbers(prompt);
         let theme = THEMES
             .iter()
             .position(|t| prompt.contains(t))
@@ -81,7 +81,7 @@ async fn crash_while_distilling(url: &str, db: Arc<dyn Database>, data: &std::pa
         Reply::Slow(
             StdDuration::from_millis(400),
             json!([{"content": format!("The user habitually {}.", THEMES[theme]),
-                    "confidence": 0.8, "source_ids": ids}])
+                    "confidence": 0.8, "sources": ids}])
             .to_string(),
         )
     }));

@@ -27,10 +27,10 @@ fn json_out(ok: bool, stdout: &str, stderr: &str) -> Value {
 async fn episodes_over_mcp_become_a_reviewed_semantic_memory_with_provenance() {
     let llm = common::openai::start(vec![]).await;
     llm.script.set_fallback(Reply::from_prompt(|prompt| {
-        let ids = common::openai::episode_ids(prompt);
+        let ids = common::openai::episode_numbers(prompt);
         Reply::Content(
             json!([{"content": KNOWLEDGE, "entity": "user", "attribute": "report_citations",
-                    "confidence": 0.9, "source_ids": ids}])
+                    "confidence": 0.9, "sources": ids}])
             .to_string(),
         )
     }));
@@ -67,9 +67,13 @@ async fn episodes_over_mcp_become_a_reviewed_semantic_memory_with_provenance() {
     assert_eq!(stats["candidates_created"], json!(1), "{run}");
     assert_eq!(stats["llm_calls"], json!(1));
     assert_eq!(llm.script.request_count(), 1);
-    let asked = common::openai::episode_ids(&llm.script.prompts()[0]);
+    let asked = common::openai::episode_texts(&llm.script.prompts()[0]);
     assert_eq!(asked.len(), 5, "the five alike, not the one-offs");
-    assert!(asked.iter().all(|id| written[..5].contains(id)));
+    assert!(
+        asked
+            .iter()
+            .all(|text| episodes[..5].contains(&text.as_str()))
+    );
 
     let (ok, out, err) = cli(&["candidates", "list", "--namespace", "ana"]);
     let listed = json_out(ok, &out, &err);
@@ -81,7 +85,7 @@ async fn episodes_over_mcp_become_a_reviewed_semantic_memory_with_provenance() {
     assert_eq!(candidate["status"], json!("pending"));
     assert_eq!(candidate["method"], json!("llm"));
     assert_eq!(candidate["model"], json!("scripted-model"));
-    assert_eq!(candidate["prompt_version"], json!("distill-v1"));
+    assert_eq!(candidate["prompt_version"], json!("distill-v2"));
 
     let (ok, out, err) = cli(&["candidates", "show", &id]);
     let shown = json_out(ok, &out, &err);

@@ -22,6 +22,16 @@ pub enum EvalCommand {
         min_points: usize,
         #[arg(long, default_value_t = 0.9)]
         dedup_cosine: f64,
+        /// Keep every schema-valid draft (the job's `ground_drafts = false`): to calibrate the
+        /// grounding thresholds on what the model really writes.
+        #[arg(long)]
+        no_grounding: bool,
+        /// Candidates shown beside their episodes in the report.
+        #[arg(long, default_value_t = 12)]
+        examples: usize,
+        /// Only the first N conversations (a quick run).
+        #[arg(long)]
+        conversations: Option<usize>,
     },
     /// Write LoCoMo's turns through the write path and ask its questions (categories 1-4)
     /// through the search path, per arm: hit@5/@10 and recall@5/@10, overall and per category,
@@ -51,20 +61,32 @@ fn parse_fusion(text: &str) -> Result<FusionKind, String> {
 }
 
 pub async fn run(settings: Settings, command: EvalCommand) -> anyhow::Result<()> {
-    let (locomo, min_cosine, min_points, dedup_cosine) = match command {
-        EvalCommand::Distill {
-            locomo,
-            min_cosine,
-            min_points,
-            dedup_cosine,
-        } => (locomo, min_cosine, min_points, dedup_cosine),
-        EvalCommand::Retrieval {
-            locomo,
-            arms,
-            fusion,
-            conversations,
-        } => return retrieval(settings, &locomo, &arms, fusion, conversations).await,
-    };
+    let (locomo, min_cosine, min_points, dedup_cosine, no_grounding, examples, conversations) =
+        match command {
+            EvalCommand::Distill {
+                locomo,
+                min_cosine,
+                min_points,
+                dedup_cosine,
+                no_grounding,
+                examples,
+                conversations,
+            } => (
+                locomo,
+                min_cosine,
+                min_points,
+                dedup_cosine,
+                no_grounding,
+                examples,
+                conversations,
+            ),
+            EvalCommand::Retrieval {
+                locomo,
+                arms,
+                fusion,
+                conversations,
+            } => return retrieval(settings, &locomo, &arms, fusion, conversations).await,
+        };
     let env = startup::job_env(&settings)?;
     // One embedder (the local model loaded once) for every run; each run has its own store.
     let embedder = startup::embedder(&settings).await?;
@@ -83,6 +105,9 @@ pub async fn run(settings: Settings, command: EvalCommand) -> anyhow::Result<()>
             min_cosine,
             min_points,
             dedup_cosine,
+            grounding: !no_grounding,
+            examples,
+            conversations,
         };
         let report = distill_eval(&locomo, scratch.path(), embedder.clone(), &env, &options)
             .await

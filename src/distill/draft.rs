@@ -1,14 +1,15 @@
 //! The language model's side of distillation, without the network: the prompt template
 //! (`prompts/distill.md`, versioned on its first line) rendered for one cluster, and the reply
-//! checked against the schema before anything is stored. A reply is untrusted input: every
-//! draft must name only episodes of its cluster, have non-empty bounded content and a
-//! confidence in [0, 1], or the reply is refused with the item and field named.
-
-use std::collections::HashSet;
+//! checked against the schema (`schema.rs`) before anything is stored. A reply is untrusted
+//! input: every draft must cite only episodes of its cluster (by the numbers the prompt shows),
+//! have non-empty bounded content and a confidence in [0, 1], or the reply is refused with the
+//! item and field named.
 
 use chrono::{DateTime, Utc};
-use serde::Deserialize;
 
+use super::schema::{
+    MAX_DRAFT_CHARS, MAX_DRAFTS, MAX_NAME_CHARS, MAX_SOURCES, WireDraft, WireReply,
+};
 use crate::domain::{Content, MemoryId};
 
 /// What `{{episodes}}` in the template is replaced by: one line per episode.
@@ -55,22 +56,39 @@ impl Prompt {
         })
     }
 
-    /// The prompt for one cluster: `- [id] (YYYY-MM-DD) content` per episode, each on one line
-    /// (line breaks inside an episode become spaces so one episode cannot pose as several).
+    /// The prompt for one cluster: `[n] (YYYY-MM-DD) content` per episode, numbered from 1 in
+    /// the order given (the reply cites these numbers), each on one line (line breaks inside an
+    /// episode become spaces so one episode cannot pose as several).
     pub fn render(&self, episodes: &[EpisodeLine<'_>]) -> String {
         let lines: Vec<String> = episodes
             .iter()
-            .map(|e| {
+            .enumerate()
+            .map(|(i, e)| {
                 let content = e.content.split_whitespace().collect::<Vec<_>>().join(" ");
                 format!(
-                    "- [{}] ({}) {}",
-                    e.id,
+                    "[{}] ({}) {}",
+                    i + 1,
                     e.occurred_at.format("%Y-%m-%d"),
                     content
                 )
             })
             .collect();
         self.body.replace(PLACEHOLDER, &lines.join("\n"))
+    }
+
+    /// The template without its episodes.
+    pub fn own_text(&self) -> String {
+        self.body.replace(PLACEHOLDER, "\n")
+    }
+
+    /// The template's own sentences (instructions, examples): a draft that repeats one of
+    /// these rather than its episodes is refused (`grounding`).
+    pub fn own_sentences(&self) -> Vec<String> {
+        self.own_text()
+            .split(['.', '\n', ':', ';', '(', ')', '"'])
+            .map(|s| s.trim_matches(|c: char| !c.is_alphanumeric()).to_owned())
+            .filter(|s| s.split_whitespace().count() >= 4)
+            .collect()
     }
 }
 
@@ -88,27 +106,21 @@ pub struct Draft {
 pub enum ReplyError {
     #[error("the reply is not JSON: {0}")]
     NotJson(String),
-    #[error("the reply must be a JSON array of drafts (or an object with a \"candidates\" array)")]
+    #[error(
+        "the reply must be a JSON object {{\"candidates\": [...]}} (or a bare array of drafts)"
+    )]
     NotArray,
     #[error("draft {index}: {field} {rule}")]
     Invalid {
         index: usize,
-        field: &'static str,
+        field: String,
         rule: String,
     },
 }
 
-#[derive(Deserialize)]
-struct RawDraft {
-    content: Option<serde_json::Value>,
-    entity: Option<String>,
-    attribute: Option<String>,
-    confidence: Option<serde_json::Value>,
-    source_ids: Option<Vec<serde_json::Value>>,
-}
-
-/// Check a reply against the schema. `cluster` is the episodes the prompt showed; `max_chars`
-/// bounds each draft's content (the write path's limit).
+/// Check a reply against the schema (`schema::WireReply` and its bounds). `cluster` is the
+/// episodes the prompt showed, in the order shown: alias `n` is `cluster[n - 1]`; `max_chars`
+/// is the write path's content limit (the schema's own is tighter unless configured lower).
 pub fn parse_reply(
     reply: &str,
     cluster: &[MemoryId],
@@ -116,80 +128,121 @@ pub fn parse_reply(
 ) -> Result<Vec<Draft>, ReplyError> {
     let value: serde_json::Value =
         serde_json::from_str(strip_fence(reply)).map_err(|e| ReplyError::NotJson(e.to_string()))?;
-    // JSON mode of OpenAI-compatible servers only returns objects: accept {"candidates": [...]}.
-    let items = match value {
-        serde_json::Value::Array(items) => items,
-        serde_json::Value::Object(mut object) => match object.remove("candidates") {
-            Some(serde_json::Value::Array(items)) => items,
-            _ => return Err(ReplyError::NotArray),
-        },
+    // A model left free may answer with the bare array.
+    let value = match value {
+        serde_json::Value::Array(items) => serde_json::json!({ "candidates": items }),
+        serde_json::Value::Object(object) if object.contains_key("candidates") => {
+            serde_json::Value::Object(object)
+        }
         _ => return Err(ReplyError::NotArray),
     };
-    let allowed: HashSet<MemoryId> = cluster.iter().copied().collect();
-    items
+    let wire: WireReply = serde_path_to_error::deserialize(value).map_err(|e| {
+        let rule = e.inner().to_string();
+        let (index, field) = located(e.path(), &rule);
+        ReplyError::Invalid { index, field, rule }
+    })?;
+    if wire.candidates.len() > MAX_DRAFTS {
+        return Err(ReplyError::Invalid {
+            index: MAX_DRAFTS,
+            field: "(reply)".to_owned(),
+            rule: format!("has {} drafts; at most {MAX_DRAFTS}", wire.candidates.len()),
+        });
+    }
+    wire.candidates
         .into_iter()
         .enumerate()
-        .map(|(index, item)| check(index, item, &allowed, max_chars))
+        .map(|(index, draft)| check(index, draft, cluster, max_chars.min(MAX_DRAFT_CHARS)))
         .collect()
+}
+
+/// The draft index and field a deserialisation error points at (`candidates[2].confidence`,
+/// or the field serde says is missing).
+fn located(path: &serde_path_to_error::Path, rule: &str) -> (usize, String) {
+    use serde_path_to_error::Segment;
+    let segments: Vec<&Segment> = path.iter().collect();
+    let index = segments
+        .iter()
+        .find_map(|s| match s {
+            Segment::Seq { index } => Some(*index),
+            _ => None,
+        })
+        .unwrap_or(0);
+    let missing = rule
+        .strip_prefix("missing field `")
+        .and_then(|rest| rest.split_once('`'))
+        .map(|(name, _)| name.to_owned());
+    let field = match (segments.get(2), missing) {
+        (Some(Segment::Map { key }), _) => key.clone(),
+        (None, Some(name)) => name,
+        _ => "(draft)".to_owned(),
+    };
+    (index, field)
 }
 
 fn check(
     index: usize,
-    item: serde_json::Value,
-    allowed: &HashSet<MemoryId>,
+    draft: WireDraft,
+    cluster: &[MemoryId],
     max_chars: usize,
 ) -> Result<Draft, ReplyError> {
-    let invalid = |field: &'static str, rule: String| ReplyError::Invalid { index, field, rule };
-    let raw: RawDraft = serde_json::from_value(item)
-        .map_err(|e| invalid("(draft)", format!("is malformed: {e}")))?;
-    let content = match raw.content {
-        Some(serde_json::Value::String(text)) => Content::parse(&text, max_chars)
-            .map_err(|e| invalid("content", e.rule))?
-            .as_str()
-            .to_owned(),
-        _ => return Err(invalid("content", "must be a string".to_owned())),
+    let invalid = |field: &str, rule: String| ReplyError::Invalid {
+        index,
+        field: field.to_owned(),
+        rule,
     };
-    let confidence = raw
-        .confidence
-        .as_ref()
-        .and_then(serde_json::Value::as_f64)
-        .filter(|c| (0.0..=1.0).contains(c))
-        .ok_or_else(|| invalid("confidence", "must be a number in [0, 1]".to_owned()))?;
+    let content = Content::parse(&draft.content, max_chars)
+        .map_err(|e| invalid("content", e.rule))?
+        .as_str()
+        .to_owned();
+    // Off the scale is no confidence: kept for a reviewer, never auto-approved. Grammars
+    // (llama.cpp's, node-llama-cpp's) do not bound numbers, and SmolLM2 wrote 2.
+    let confidence = match draft.confidence {
+        c if (0.0..=1.0).contains(&c) => c,
+        _ => 0.0,
+    };
     let mut source_ids = Vec::new();
-    for source in raw.source_ids.unwrap_or_default() {
-        let id = source
-            .as_str()
-            .and_then(|s| MemoryId::parse_str(s.trim()).ok())
-            .filter(|id| allowed.contains(id))
+    for alias in draft.sources {
+        let id = (alias as usize)
+            .checked_sub(1)
+            .and_then(|i| cluster.get(i))
             .ok_or_else(|| {
                 invalid(
-                    "source_ids",
-                    format!("must list only ids of this cluster's episodes, got {source}"),
+                    "sources",
+                    format!(
+                        "must list only the episodes' numbers, 1 to {}, got {alias}",
+                        cluster.len()
+                    ),
                 )
             })?;
-        if !source_ids.contains(&id) {
-            source_ids.push(id);
+        if !source_ids.contains(id) {
+            source_ids.push(*id);
         }
     }
     if source_ids.is_empty() {
         return Err(invalid(
-            "source_ids",
+            "sources",
             "must name at least one episode".to_owned(),
         ));
     }
-    let name = |value: Option<String>| value.map(|v| v.trim().to_owned()).filter(|v| !v.is_empty());
-    let (entity, attribute) = (name(raw.entity), name(raw.attribute));
-    for (field, value) in [("entity", &entity), ("attribute", &attribute)] {
-        if value.as_deref().is_some_and(|v| v.contains('\0')) {
-            return Err(invalid(field, "must not contain NUL characters".to_owned()));
-        }
-    }
-    if entity.is_some() != attribute.is_some() {
+    if source_ids.len() > MAX_SOURCES {
         return Err(invalid(
-            "entity",
-            "and attribute must be given together or not at all".to_owned(),
+            "sources",
+            format!("names {} episodes; at most {MAX_SOURCES}", source_ids.len()),
         ));
     }
+    // `entity` and `attribute` are optional and make a fact supersede older ones; a pair that
+    // breaks its bounds (too long, only one of the two, a NUL) is dropped, not the draft:
+    // small models fill both with the content (SmolLM2 135M did, under a grammar that left
+    // nullable strings unbounded), and a wrong pair would supersede the wrong facts.
+    let name = |value: Option<String>| {
+        value
+            .map(|v| v.trim().to_owned())
+            .filter(|v| !v.is_empty() && !v.contains('\0') && v.chars().count() <= MAX_NAME_CHARS)
+    };
+    let (entity, attribute) = match (name(draft.entity), name(draft.attribute)) {
+        (Some(entity), Some(attribute)) => (Some(entity), Some(attribute)),
+        _ => (None, None),
+    };
     Ok(Draft {
         content,
         entity,
@@ -219,9 +272,9 @@ mod tests {
     }
 
     #[test]
-    fn the_shipped_prompt_parses_and_renders_every_episode_on_one_line() {
+    fn the_shipped_prompt_parses_and_renders_every_episode_on_one_numbered_line() {
         let prompt = Prompt::parse(include_str!("../../prompts/distill.md")).unwrap();
-        assert_eq!(prompt.version, "distill-v1");
+        assert_eq!(prompt.version, "distill-v2");
         let cluster = ids(2);
         let at = DateTime::from_timestamp(1_717_200_000, 0).unwrap();
         let text = prompt.render(&[
@@ -236,16 +289,17 @@ mod tests {
                 content: "wanted sources again",
             },
         ]);
-        assert!(text.contains(&format!(
-            "- [{}] (2024-06-01) asked for a report with sources",
-            cluster[0]
-        )));
-        assert!(text.contains(&format!(
-            "- [{}] (2024-06-01) wanted sources again",
-            cluster[1]
-        )));
+        assert!(text.contains("\n[1] (2024-06-01) asked for a report with sources\n"));
+        assert!(text.contains("\n[2] (2024-06-01) wanted sources again\n"));
+        assert!(
+            !text.contains(&cluster[0].to_string()),
+            "no ids in the prompt"
+        );
         assert!(!text.contains(PLACEHOLDER));
         assert!(!text.starts_with("version:"));
+        let own = prompt.own_sentences();
+        assert!(own.iter().any(|s| s.contains("durable")), "{own:?}");
+        assert!(own.iter().all(|s| !s.contains("wanted sources")), "{own:?}");
     }
 
     #[test]
@@ -261,99 +315,132 @@ mod tests {
     }
 
     #[test]
-    fn a_valid_reply_is_accepted_bare_fenced_or_wrapped() {
+    fn a_valid_reply_is_accepted_wrapped_bare_or_fenced() {
         let cluster = ids(3);
-        let body = format!(
-            r#"[{{"content": " The user wants sources cited. ", "confidence": 0.9,
-                 "source_ids": ["{a}", "{b}", "{a}"]}},
-                {{"content": "The user's language is Rust.", "entity": "user",
-                  "attribute": "language", "confidence": 1, "source_ids": ["{c}"]}}]"#,
-            a = cluster[0],
-            b = cluster[1],
-            c = cluster[2]
-        );
+        let items = r#"[{"content": " The user wants sources cited. ", "entity": null,
+                 "attribute": null, "confidence": 0.9, "sources": [1, 2, 1]},
+                {"content": "The user's language is Rust.", "entity": "user",
+                  "attribute": "language", "confidence": 1, "sources": ["[3]"]}]"#;
         for reply in [
-            body.clone(),
-            format!("```json\n{body}\n```"),
-            format!(r#"{{"candidates": {body}}}"#),
+            format!(r#"{{"candidates": {items}}}"#),
+            items.to_owned(),
+            format!("```json\n{{\"candidates\": {items}}}\n```"),
         ] {
-            let drafts = parse_reply(&reply, &cluster, 200).unwrap();
+            let drafts = parse_reply(&reply, &cluster, 8000).unwrap();
             assert_eq!(drafts.len(), 2);
             assert_eq!(drafts[0].content, "The user wants sources cited.");
             assert_eq!(
                 drafts[0].source_ids,
                 vec![cluster[0], cluster[1]],
-                "deduplicated"
+                "aliases mapped back, deduplicated"
             );
+            assert_eq!(drafts[1].source_ids, vec![cluster[2]]);
             assert_eq!(drafts[1].entity.as_deref(), Some("user"));
             assert_eq!(drafts[1].confidence, 1.0);
         }
-        assert_eq!(parse_reply("[]", &cluster, 200).unwrap(), vec![]);
+        assert_eq!(
+            parse_reply(r#"{"candidates": []}"#, &cluster, 200).unwrap(),
+            vec![]
+        );
     }
 
     #[test]
     fn each_schema_violation_names_the_draft_and_field() {
-        let cluster = ids(1);
-        let stranger = MemoryId::now_v7();
-        let ok_source = format!(r#""source_ids": ["{}"]"#, cluster[0]);
+        let cluster = ids(2);
+        let ok = r#""sources": [1]"#;
         let cases = [
             (
-                format!(r#"[{{"content": "", "confidence": 0.5, {ok_source}}}]"#),
+                format!(r#"{{"content": "", "confidence": 0.5, {ok}}}"#),
                 "content",
             ),
             (
                 format!(
-                    r#"[{{"content": "{}", "confidence": 0.5, {ok_source}}}]"#,
-                    "x".repeat(201)
+                    r#"{{"content": "{}", "confidence": 0.5, {ok}}}"#,
+                    "x".repeat(MAX_DRAFT_CHARS + 1)
                 ),
                 "content",
             ),
             (
-                format!(r#"[{{"content": 3, "confidence": 0.5, {ok_source}}}]"#),
+                format!(r#"{{"content": 3, "confidence": 0.5, {ok}}}"#),
+                "content",
+            ),
+            (format!(r#"{{"content": "a", {ok}}}"#), "confidence"),
+            (
+                r#"{"content": "a", "confidence": 0.5}"#.to_owned(),
+                "sources",
+            ),
+            (
+                r#"{"content": "a", "confidence": 0.5, "sources": [3]}"#.to_owned(),
+                "sources",
+            ),
+            (
+                r#"{"content": "a", "confidence": 0.5, "sources": [0]}"#.to_owned(),
+                "sources",
+            ),
+            (
+                r#"{"content": "a", "confidence": 0.5, "sources": ["user"]}"#.to_owned(),
+                "sources",
+            ),
+            (
+                r#"{"content": "a", "confidence": 0.5, "sources": []}"#.to_owned(),
+                "sources",
+            ),
+            (
+                format!(r#"{{"content": "a\u0000", "confidence": 0.5, {ok}}}"#),
                 "content",
             ),
             (
-                format!(r#"[{{"content": "a", "confidence": 1.5, {ok_source}}}]"#),
-                "confidence",
-            ),
-            (
-                format!(r#"[{{"content": "a", {ok_source}}}]"#),
-                "confidence",
-            ),
-            (
-                format!(r#"[{{"content": "a", "confidence": 0.5, "source_ids": ["{stranger}"]}}]"#),
+                format!(r#"{{"content": "a", "confidence": 0.5, "source_ids": [1], {ok}}}"#),
                 "source_ids",
-            ),
-            (
-                r#"[{"content": "a", "confidence": 0.5, "source_ids": []}]"#.to_owned(),
-                "source_ids",
-            ),
-            (
-                format!(
-                    r#"[{{"content": "a", "confidence": 0.5, "entity": "user", {ok_source}}}]"#
-                ),
-                "entity",
-            ),
-            (
-                format!(
-                    r#"[{{"content": "a", "confidence": 0.5, "entity": "user",
-                        "attribute": "tea\u0000", {ok_source}}}]"#
-                ),
-                "attribute",
-            ),
-            (
-                format!(r#"[{{"content": "a\u0000", "confidence": 0.5, {ok_source}}}]"#),
-                "content",
             ),
         ];
-        for (reply, field) in cases {
-            match parse_reply(&reply, &cluster, 200) {
+        for (draft, field) in cases {
+            let reply = format!(r#"{{"candidates": [{draft}]}}"#);
+            match parse_reply(&reply, &cluster, 8000) {
                 Err(ReplyError::Invalid {
                     index: 0, field: f, ..
                 }) => assert_eq!(f, field, "{reply}"),
                 other => panic!("{reply}: {other:?}"),
             }
         }
+        for off_scale in ["1.5", "-0.2", "80"] {
+            let reply = format!(
+                r#"{{"candidates": [{{"content": "a", "confidence": {off_scale}, {ok}}}]}}"#
+            );
+            assert_eq!(
+                parse_reply(&reply, &cluster, 8000).unwrap()[0].confidence,
+                0.0
+            );
+        }
+        // A broken entity/attribute pair is dropped, the draft kept.
+        for pair in [
+            r#""entity": "user""#.to_owned(),
+            r#""entity": "user", "attribute": "tea\u0000""#.to_owned(),
+            format!(
+                r#""entity": "user", "attribute": "{}""#,
+                "x".repeat(MAX_NAME_CHARS + 1)
+            ),
+        ] {
+            let reply = format!(
+                r#"{{"candidates": [{{"content": "a", "confidence": 0.5, {pair}, {ok}}}]}}"#
+            );
+            let drafts = parse_reply(&reply, &cluster, 8000).unwrap();
+            assert_eq!(
+                (drafts[0].entity.as_ref(), drafts[0].attribute.as_ref()),
+                (None, None)
+            );
+        }
+        let four = format!(
+            r#"{{"candidates": [{d}, {d}, {d}, {d}]}}"#,
+            d = format!(r#"{{"content": "a", "confidence": 0.5, {ok}}}"#)
+        );
+        assert!(
+            matches!(
+                parse_reply(&four, &cluster, 8000),
+                Err(ReplyError::Invalid { .. })
+            ),
+            "more drafts than the schema allows"
+        );
         assert!(matches!(
             parse_reply("here you go: [", &cluster, 200),
             Err(ReplyError::NotJson(_))

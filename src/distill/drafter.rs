@@ -1,12 +1,14 @@
-//! One cluster drafted by the language model: the prompt rendered, one call made, the reply
-//! checked against the schema. A reply that breaks the schema gets exactly one more call; if
-//! that one fails too, the cluster fails (the job leaves it unrecorded, so the next run tries
-//! it again). What every call cost is reported either way, for the run's token budget.
+//! One cluster drafted by the language model: the prompt rendered, one call made with the
+//! reply's schema, the reply checked against it. A reply that breaks the schema gets exactly one
+//! more call, which is not the same request: it shows the model its reply and what was wrong
+//! with it. If that one fails too, the cluster fails (the job leaves it unrecorded, so the next
+//! run tries it again). What every call cost is reported either way, for the run's token budget.
 
 use std::path::Path;
 
-use super::draft::{Draft, EpisodeLine, Prompt, PromptError, parse_reply};
-use super::llm::{LlmClient, LlmError};
+use super::draft::{Draft, EpisodeLine, Prompt, PromptError, ReplyError, parse_reply};
+use super::llm::{FormatUsed, LlmClient, LlmError, Turn};
+use super::schema::{MAX_DRAFT_CHARS, MAX_DRAFTS, MAX_NAME_CHARS, MAX_SOURCES, reply_schema};
 use crate::domain::MemoryId;
 
 /// The prompt shipped with the binary: used when `prompts_dir` has no `distill.md`.
@@ -100,10 +102,28 @@ impl LlmDrafter {
         &self.prompt.version
     }
 
+    pub fn prompt(&self) -> &Prompt {
+        &self.prompt
+    }
+
+    /// The response format requests carry now (`llm_structured_output`, after any fallback).
+    pub fn format_used(&self) -> FormatUsed {
+        self.client.format_used()
+    }
+
+    /// Drafts one reply may hold so that the longest reply the schema allows fits
+    /// `llm_max_tokens` (about three characters a token, JSON included).
+    fn max_drafts(&self) -> usize {
+        let per_draft = (MAX_DRAFT_CHARS + 2 * MAX_NAME_CHARS + 4 * MAX_SOURCES + 90).div_ceil(3);
+        (self.client.max_tokens() as usize / per_draft).clamp(1, MAX_DRAFTS)
+    }
+
     /// Draft one cluster. `episodes` are the cluster's members, as the prompt shows them.
     pub async fn draft(&self, episodes: &[EpisodeLine<'_>]) -> Drafted {
         let ids: Vec<MemoryId> = episodes.iter().map(|e| e.id).collect();
         let prompt = self.prompt.render(episodes);
+        let schema = reply_schema(ids.len(), self.max_drafts());
+        let mut turns = vec![Turn::User(prompt.clone())];
         let mut drafted = Drafted {
             result: Ok(vec![]),
             calls: 0,
@@ -114,7 +134,7 @@ impl LlmDrafter {
         // The first call, and one more when the reply breaks the schema.
         while drafted.calls < 2 {
             drafted.calls += 1;
-            let completion = match self.client.complete(&prompt).await {
+            let completion = match self.client.complete(&turns, Some(&schema)).await {
                 Ok(completion) => completion,
                 Err(e) => {
                     // Servers that answer at all report usage; a failed call cost the prompt at
@@ -139,14 +159,37 @@ impl LlmDrafter {
                     return drafted;
                 }
                 Err(e) => {
-                    tracing::warn!(error = %e, call = drafted.calls, "LLM reply broke the schema");
+                    tracing::warn!(error = %e, call = drafted.calls, truncated = completion.truncated,
+                        "LLM reply broke the schema");
                     schema_errors.push(e.to_string());
+                    let feedback = feedback(&e, completion.truncated, ids.len(), self.max_drafts());
+                    turns = vec![
+                        Turn::User(prompt.clone()),
+                        Turn::Assistant(completion.text),
+                        Turn::User(feedback),
+                    ];
                 }
             }
         }
         drafted.result = Err(DraftFailure::Schema(schema_errors.join("; then: ")));
         drafted
     }
+}
+
+/// What the retry tells the model about its broken reply.
+fn feedback(error: &ReplyError, truncated: bool, episodes: usize, max_drafts: usize) -> String {
+    let what = if truncated {
+        "it was cut off before it ended: write fewer and shorter candidates".to_owned()
+    } else {
+        error.to_string()
+    };
+    format!(
+        "That reply could not be used: {what}. Reply again with one JSON object and nothing \
+         else: {{\"candidates\": [...]}} with at most {max_drafts} candidates, each \
+         {{\"content\": one sentence of at most {MAX_DRAFT_CHARS} characters, \"entity\": \
+         string or null, \"attribute\": string or null, \"confidence\": 0 to 1, \
+         \"sources\": episode numbers from 1 to {episodes}}}."
+    )
 }
 
 fn estimate_tokens(text: &str) -> u64 {
@@ -160,7 +203,7 @@ mod tests {
     #[test]
     fn the_builtin_prompt_parses_and_a_file_overrides_it() {
         let dir = tempfile::tempdir().unwrap();
-        assert_eq!(load_prompt(dir.path()).unwrap().version, "distill-v1");
+        assert_eq!(load_prompt(dir.path()).unwrap().version, "distill-v2");
         std::fs::write(
             dir.path().join("distill.md"),
             "version: house-v3\nSay it short.\n{{episodes}}\n",
@@ -173,5 +216,22 @@ mod tests {
             err.contains("distill.md") && err.contains("version"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn the_retry_says_what_was_wrong_and_what_to_send() {
+        let error = ReplyError::Invalid {
+            index: 0,
+            field: "sources".to_owned(),
+            rule: "must list only the episodes' numbers, 1 to 4, got 9".to_owned(),
+        };
+        let text = feedback(&error, false, 4, 3);
+        assert!(text.contains("draft 0: sources must list only"), "{text}");
+        assert!(
+            text.contains("from 1 to 4") && text.contains("at most 3"),
+            "{text}"
+        );
+        let text = feedback(&error, true, 4, 3);
+        assert!(text.contains("cut off"), "{text}");
     }
 }

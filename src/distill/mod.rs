@@ -3,5 +3,7 @@
 pub mod cluster;
 pub mod draft;
 pub mod drafter;
+pub mod grounding;
 pub mod llm;
 pub mod review;
+pub mod schema;

@@ -47,6 +47,21 @@ pub trait Embedder: Send + Sync + 'static {
     }
 }
 
+/// An embedder's thresholds for a distill draft that rests on its episodes
+/// (`distill::grounding`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GroundingThresholds {
+    /// Cosine to the centroid of the cited episodes.
+    pub min_centroid: f32,
+    /// Cosine to the closest cited episode.
+    pub min_best: f32,
+    /// Cosine every cited episode must reach.
+    pub min_source: f32,
+    /// Cosine to one of the prompt's own sentences at which a draft repeats the prompt (when
+    /// it is also closer to that sentence than to every episode it cites).
+    pub copy: f32,
+}
+
 /// Thresholds that depend on how an embedder spreads its similarities, by its id. Measured
 /// (README, "Thresholds per embedder"): built-in n-grams score paraphrases 0.5-0.7 and
 /// unrelated sentences ~0.1; all-MiniLM-L6-v2 scores near-duplicates 0.98-0.99, paraphrases
@@ -59,6 +74,11 @@ pub struct Calibration {
     /// needs less of it. LoCoMo's dev split, hit@10: built-in embedder 0.661 at 0.6, 0.659 at
     /// 0.8, 0.650 at 0.9; MiniLM 0.688 at 0.3, 0.700 at 0.5, 0.696 at 0.7.
     pub lexical_weight: f64,
+    /// Distill: when a model's draft rests on the episodes it cites (`distill::grounding`).
+    pub grounding: GroundingThresholds,
+    /// `eval distill`: cosine at which a candidate states a reference fact (calibrated on the
+    /// labelled pairs of `bench/coverage_pairs.json`).
+    pub fact_min_cosine: f32,
 }
 
 pub fn calibration(embedder_id: &str) -> Calibration {
@@ -66,6 +86,13 @@ pub fn calibration(embedder_id: &str) -> Calibration {
         Calibration {
             distill_min_cosine: 0.55,
             lexical_weight: 0.8,
+            grounding: GroundingThresholds {
+                min_centroid: 0.25,
+                min_best: 0.25,
+                min_source: 0.05,
+                copy: 0.6,
+            },
+            fact_min_cosine: 0.35,
         }
     } else if embedder_id.starts_with("local:") {
         // Measured with all-MiniLM-L6-v2 (`hindsight eval distill`, README): at 0.75 a
@@ -73,6 +100,8 @@ pub fn calibration(embedder_id: &str) -> Calibration {
         Calibration {
             distill_min_cosine: 0.8,
             lexical_weight: 0.5,
+            grounding: DENSE_GROUNDING,
+            fact_min_cosine: 0.55,
         }
     } else {
         // An endpoint's model, not measured here: the dense defaults, a little looser
@@ -80,9 +109,19 @@ pub fn calibration(embedder_id: &str) -> Calibration {
         Calibration {
             distill_min_cosine: 0.75,
             lexical_weight: 0.5,
+            grounding: DENSE_GROUNDING,
+            fact_min_cosine: 0.55,
         }
     }
 }
+
+/// Grounding for an embedder that sees meaning (measured with all-MiniLM-L6-v2; README).
+const DENSE_GROUNDING: GroundingThresholds = GroundingThresholds {
+    min_centroid: 0.45,
+    min_best: 0.4,
+    min_source: 0.15,
+    copy: 0.7,
+};
 
 /// Scale `v` to unit length (no-op for the zero vector).
 pub fn l2_normalize(v: &mut [f32]) {

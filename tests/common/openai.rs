@@ -23,13 +23,19 @@ pub enum Reply {
     Error(u16),
     /// Wait this long, then 200 with this content.
     Slow(Duration, String),
-    /// Decided from the prompt (the user message's text).
+    /// Decided from the prompt (the first user message's text).
     From(Arc<dyn Fn(&str) -> Reply + Send + Sync>),
+    /// Decided from the whole request body (messages, response_format, …).
+    FromRequest(Arc<dyn Fn(&Value) -> Reply + Send + Sync>),
 }
 
 impl Reply {
     pub fn from_prompt(f: impl Fn(&str) -> Reply + Send + Sync + 'static) -> Self {
         Reply::From(Arc::new(f))
+    }
+
+    pub fn from_request(f: impl Fn(&Value) -> Reply + Send + Sync + 'static) -> Self {
+        Reply::FromRequest(Arc::new(f))
     }
 }
 
@@ -100,14 +106,33 @@ pub async fn start(replies: Vec<Reply>) -> Server {
     }
 }
 
-/// The episode ids a distill prompt lists (`- [id] (date) content`).
-pub fn episode_ids(prompt: &str) -> Vec<String> {
-    prompt
-        .lines()
-        .filter_map(|line| line.strip_prefix("- ["))
-        .filter_map(|rest| rest.split_once(']'))
-        .map(|(id, _)| id.to_owned())
-        .collect()
+/// The episodes a distill prompt lists (`[n] (date) content`): their numbers, as a reply
+/// cites them.
+pub fn episode_numbers(prompt: &str) -> Vec<u32> {
+    episodes(prompt).map(|(n, _)| n).collect()
+}
+
+/// The contents of the episodes a distill prompt lists, in order.
+pub fn episode_texts(prompt: &str) -> Vec<String> {
+    episodes(prompt).map(|(_, text)| text.to_owned()).collect()
+}
+
+fn episodes(prompt: &str) -> impl Iterator<Item = (u32, &str)> {
+    prompt.lines().filter_map(|line| {
+        let (n, rest) = line.strip_prefix('[')?.split_once("] (")?;
+        let (_date, text) = rest.split_once(") ")?;
+        Some((n.parse().ok()?, text))
+    })
+}
+
+/// The user message of a request, as sent (the last one: a retry's feedback).
+pub fn last_user_message(request: &Value) -> String {
+    request["messages"]
+        .as_array()
+        .and_then(|m| m.iter().rev().find(|m| m["role"] == "user"))
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or("")
+        .to_owned()
 }
 
 /// Counts a request in flight until dropped (also when the client hangs up mid-reply).
@@ -133,14 +158,18 @@ async fn completions(State(script): State<Arc<Script>>, Json(body): Json<Value>)
         .as_str()
         .unwrap_or("")
         .to_owned();
-    script.requests.lock().unwrap().push(body);
+    script.requests.lock().unwrap().push(body.clone());
     let next = script.replies.lock().unwrap().pop_front();
     let mut reply = next
         .or_else(|| script.fallback.lock().unwrap().clone())
         .expect("the test scripted fewer replies than the client asked for");
-    while let Reply::From(decide) = reply {
-        reply = decide(&prompt);
-    }
+    let reply = loop {
+        match reply {
+            Reply::From(decide) => reply = decide(&prompt),
+            Reply::FromRequest(decide) => reply = decide(&body),
+            other => break other,
+        }
+    };
     let content = match reply {
         Reply::Error(status) => {
             let error = json!({"error": {"message": format!("scripted {status}"),
@@ -152,7 +181,7 @@ async fn completions(State(script): State<Arc<Script>>, Json(body): Json<Value>)
             content
         }
         Reply::Content(content) => content,
-        Reply::From(_) => unreachable!(),
+        Reply::From(_) | Reply::FromRequest(_) => unreachable!(),
     };
     Json(json!({
         "id": "chatcmpl-1", "object": "chat.completion", "created": 1_717_200_000,

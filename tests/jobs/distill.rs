@@ -181,6 +181,7 @@ fn llm_distill(
         retries: 1,
         backoff: StdDuration::from_millis(10),
         max_tokens: 512,
+        structured_output: hindsight::distill::llm::StructuredOutput::Auto,
     })
     .unwrap();
     let prompt =
@@ -216,12 +217,12 @@ fn drafts_reply(
     confidence: f64,
     take: usize,
 ) -> common::openai::Reply {
-    let ids: Vec<String> = common::openai::episode_ids(prompt)
+    let ids: Vec<u32> = common::openai::episode_numbers(prompt)
         .into_iter()
         .take(take)
         .collect();
     common::openai::Reply::Content(
-        json!([{"content": content, "confidence": confidence, "source_ids": ids}]).to_string(),
+        json!([{"content": content, "confidence": confidence, "sources": ids}]).to_string(),
     )
 }
 
@@ -260,14 +261,14 @@ pub async fn distill_drafts_with_a_language_model_and_survives_its_failures(f: F
                 if calls.fetch_add(1, Ordering::SeqCst) == 0 {
                     return Reply::Content("Sure! The user likes plain English.".to_owned());
                 }
-                let ids: Vec<String> = common::openai::episode_ids(prompt)
+                let ids: Vec<u32> = common::openai::episode_numbers(prompt)
                     .into_iter()
                     .take(3)
                     .collect();
                 Reply::Content(
                     json!([{"content": "The user wants deployment notes in plain English.",
                         "entity": "user", "attribute": "deployment_notes_style",
-                        "confidence": 0.8, "source_ids": ids}])
+                        "confidence": 0.8, "sources": ids}])
                     .to_string(),
                 )
             } else if prompt.contains("meetings") {
@@ -279,10 +280,11 @@ pub async fn distill_drafts_with_a_language_model_and_survives_its_failures(f: F
                         4,
                     )
                 } else {
-                    // An id from outside the cluster, twice: refused by the schema both times.
+                    // An episode number outside the cluster, twice: refused by the schema
+                    // both times.
                     Reply::Content(
-                        json!([{"content": "x", "confidence": 0.5,
-                            "source_ids": [MemoryId::now_v7()]}])
+                        json!({"candidates": [{"content": "x", "entity": null,
+                            "attribute": null, "confidence": 0.5, "sources": [99]}]})
                         .to_string(),
                     )
                 }
@@ -315,13 +317,57 @@ pub async fn distill_drafts_with_a_language_model_and_survives_its_failures(f: F
     assert_eq!(details(&stats, "clusters_empty"), 1);
     assert_eq!(stats.details["method"], json!("llm"));
 
+    // The retry is not the same request: it shows the model its reply and what was wrong.
+    let deploy_requests: Vec<serde_json::Value> = server
+        .script
+        .requests
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|r| {
+            r["messages"][0]["content"]
+                .as_str()
+                .unwrap_or("")
+                .contains("deployment notes")
+        })
+        .cloned()
+        .collect();
+    assert_eq!(deploy_requests.len(), 2);
+    assert_eq!(deploy_requests[0]["messages"].as_array().unwrap().len(), 1);
+    let retry = deploy_requests[1]["messages"].as_array().unwrap();
+    assert_eq!(retry.len(), 3, "{retry:?}");
+    assert_eq!(retry[1]["role"], json!("assistant"));
+    assert_eq!(
+        retry[1]["content"],
+        json!("Sure! The user likes plain English.")
+    );
+    let feedback = common::openai::last_user_message(&deploy_requests[1]);
+    assert!(
+        feedback.contains("not JSON") && feedback.contains("1 to 4"),
+        "{feedback}"
+    );
+    assert_eq!(
+        deploy_requests[0]["response_format"]["type"],
+        json!("json_schema"),
+        "the schema travels with the request"
+    );
+    assert_eq!(stats.details["structured_output"], json!("json_schema"));
+    assert_eq!(details(&stats, "clusters_failed_schema"), 1);
+    assert_eq!(details(&stats, "clusters_failed_llm"), 0);
+
     let prompts = server.script.prompts();
     let sales_prompt = prompts.iter().find(|p| p.contains("sales report")).unwrap();
-    let listed = common::openai::episode_ids(sales_prompt);
+    let listed = common::openai::episode_texts(sales_prompt);
     assert_eq!(listed.len(), 4);
-    for id in &sales {
-        assert!(listed.contains(&id.to_string()), "{sales_prompt}");
+    assert_eq!(sales.len(), 4);
+    for i in 0..4 {
+        let text = format!("{SALES} request {i}");
+        assert!(listed.contains(&text), "{sales_prompt}");
     }
+    assert!(
+        !sales_prompt.contains(&sales[0].to_string()),
+        "episodes are shown by number, not by id"
+    );
     let today = (Utc::now() - Duration::hours(5))
         .format("(%Y-%m-%d)")
         .to_string();
@@ -332,7 +378,7 @@ pub async fn distill_drafts_with_a_language_model_and_survives_its_failures(f: F
     for c in &candidates {
         assert_eq!(c.method, DistillMethod::Llm);
         assert_eq!(c.model.as_deref(), Some("scripted-model"));
-        assert_eq!(c.prompt_version.as_deref(), Some("distill-v1"));
+        assert_eq!(c.prompt_version.as_deref(), Some("distill-v2"));
         assert_eq!(c.status, CandidateStatus::Pending);
     }
     let deploy_candidate = candidates
@@ -639,6 +685,101 @@ pub async fn candidates_are_approved_through_the_write_path_and_rejected_with_a_
     assert!(detail.missing_episodes.is_empty());
 }
 
+/// A model's drafts must rest on the episodes they cite: a draft repeating the prompt's own
+/// instructions, one about something else, and one stuck in a loop are refused and counted by
+/// reason, never stored; faithful drafts, English and Chinese, are kept. With `ground_drafts =
+/// false` the same replies are all stored (the setting calibration runs use).
+pub async fn distill_refuses_drafts_that_do_not_rest_on_their_episodes(f: Fixture) {
+    use common::openai::Reply;
+    const ZH: &str = "用户要求季度销售报告里列出每一个数据来源";
+    theme(&f, SALES, 4).await;
+    theme(&f, ZH, 4).await;
+    let server = common::openai::start(vec![]).await;
+    server.script.set_fallback(Reply::from_prompt(|prompt| {
+        let all = common::openai::episode_numbers(prompt);
+        let draft = |content: &str| {
+            json!({"content": content, "entity": null, "attribute": null,
+                   "confidence": 0.8, "sources": all})
+        };
+        let drafts = if prompt.contains(ZH) {
+            vec![draft("用户希望季度销售报告列出所有数据来源。")]
+        } else {
+            vec![
+                draft("The user wants every data source cited in the quarterly sales report."),
+                // The shipped prompt's own instruction, as a small model repeats it.
+                draft("State only what at least two of them support."),
+                draft("Penguins migrate across the frozen southern ocean each winter."),
+            ]
+        };
+        Reply::Content(json!({ "candidates": drafts }).to_string())
+    }));
+    let (_c, job) = llm_distill(&server.base_url, 1, 1_000_000, "");
+    let runner = f.runner(vec![("distill", job, 1000)]);
+    let (_, status, stats) = ran(runner.run_now("distill", false, None).await.unwrap());
+    assert_eq!(status, RunStatus::Ok, "{stats:?}");
+    assert_eq!(details(&stats, "clusters"), 2, "{stats:?}");
+    assert_eq!(details(&stats, "candidates_created"), 2, "{stats:?}");
+    assert_eq!(details(&stats, "drafts_refused"), 2, "{stats:?}");
+    assert_eq!(
+        details(&stats, "drafts_refused_copied_prompt"),
+        1,
+        "{stats:?}"
+    );
+    assert_eq!(details(&stats, "drafts_refused_ungrounded"), 1, "{stats:?}");
+    assert_eq!(stats.details["grounding"], json!(true));
+    let mut kept: Vec<String> =
+        f.db.candidates(None, None, 10)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|c| c.content)
+            .collect();
+    kept.sort();
+    assert_eq!(
+        kept,
+        [
+            "The user wants every data source cited in the quarterly sales report.",
+            "用户希望季度销售报告列出所有数据来源。"
+        ]
+    );
+
+    // A loop, on fresh episodes.
+    theme(&f, DEPLOY, 4).await;
+    server.script.set_fallback(Reply::from_prompt(|prompt| {
+        Reply::Content(
+            json!({"candidates": [{"content":
+                "The user wants plain English. The user wants plain English. The user wants",
+                "entity": null, "attribute": null, "confidence": 0.9,
+                "sources": common::openai::episode_numbers(prompt)}]})
+            .to_string(),
+        )
+    }));
+    let (_, _, looped) = ran(runner.run_now("distill", false, None).await.unwrap());
+    assert_eq!(
+        details(&looped, "drafts_refused_degenerate"),
+        1,
+        "{looped:?}"
+    );
+    assert_eq!(details(&looped, "candidates_created"), 0, "{looped:?}");
+
+    // Grounding off: what the model says is stored as it is.
+    theme(&f, MEETINGS, 4).await;
+    server.script.set_fallback(Reply::from_prompt(|prompt| {
+        Reply::Content(
+            json!({"candidates": [{"content": "Penguins migrate across the frozen ocean.",
+                "entity": null, "attribute": null, "confidence": 0.9,
+                "sources": common::openai::episode_numbers(prompt)}]})
+            .to_string(),
+        )
+    }));
+    let (_c2, unguarded) = llm_distill(&server.base_url, 1, 1_000_000, "ground_drafts = false");
+    let runner = f.runner(vec![("distill", unguarded, 1000)]);
+    let (_, _, off) = ran(runner.run_now("distill", false, None).await.unwrap());
+    assert_eq!(off.details["grounding"], json!(false));
+    assert_eq!(details(&off, "drafts_refused"), 0, "{off:?}");
+    assert_eq!(details(&off, "candidates_created"), 1, "{off:?}");
+}
+
 /// A stopping daemon does not wait for model calls in flight: the run stops at once, writes
 /// nothing for the clusters whose drafts had not come back, and the next run drafts them.
 pub async fn distill_stops_without_waiting_for_the_model(f: Fixture) {
@@ -646,11 +787,11 @@ pub async fn distill_stops_without_waiting_for_the_model(f: Fixture) {
     let sales = theme(&f, SALES, 4).await;
     let server = common::openai::start(vec![]).await;
     server.script.set_fallback(Reply::from_prompt(|prompt| {
-        let ids = common::openai::episode_ids(prompt);
+        let ids = common::openai::episode_numbers(prompt);
         Reply::Slow(
             StdDuration::from_secs(20),
             json!([{"content": "The user wants sources cited.", "confidence": 0.9,
-                    "source_ids": ids}])
+                    "sources": ids}])
             .to_string(),
         )
     }));
@@ -752,10 +893,10 @@ pub async fn distill_stops_calling_an_unreachable_model(f: Fixture) {
     // Back up: every cluster is drafted.
     server.script.set_fallback(Reply::from_prompt(|prompt| {
         let theme = [SALES, DEPLOY, MEETINGS, WEATHER, INVOICES]
-            .iter()
-            .position(|t| prompt.contains(t))
+            .into_iter()
+            .find(|t| prompt.contains(t))
             .unwrap();
-        drafts_reply(prompt, &format!("Recurring habit number {theme}."), 0.8, 4)
+        drafts_reply(prompt, &format!("A recurring habit: {theme}."), 0.8, 4)
     }));
     let (_, _, again) = ran(runner.run_now("distill", false, None).await.unwrap());
     assert_eq!(details(&again, "candidates_created"), 5, "{again:?}");

@@ -1,5 +1,6 @@
 //! Drafting one cluster into candidates: by the language model when one is configured (its
-//! drafts embedded with the memories' embedder, for the dedup), else extractively.
+//! drafts embedded with the memories' embedder, for the grounding check and the dedup), else
+//! extractively.
 
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
@@ -8,10 +9,31 @@ use super::{Budget, Work};
 use crate::distill::cluster::centroid_medoid;
 use crate::distill::draft::EpisodeLine;
 use crate::distill::drafter::{DraftFailure, LlmDrafter};
-use crate::domain::Memory;
+use crate::distill::grounding::{Grounding, GroundingThresholds, Refusal};
+use crate::domain::{Memory, MemoryId};
 use crate::embed::cosine;
 use crate::jobs::{JobContext, JobError};
 use crate::store::{Candidate, CandidateStatus, DistillMethod};
+
+/// How one run checks a model's drafts against their episodes and the prompt.
+pub(super) struct Guard {
+    /// `None`: every schema-valid draft is kept (`ground_drafts = false`, for calibrating).
+    pub thresholds: Option<GroundingThresholds>,
+    /// The prompt's own sentences, embedded.
+    pub prompt_vectors: Vec<Vec<f32>>,
+    /// The prompt without its episodes.
+    pub prompt_text: String,
+}
+
+/// Why drafting a cluster failed.
+pub(super) enum Failure {
+    /// The endpoint failed the call.
+    Llm(String),
+    /// Two replies broke the schema.
+    Schema(String),
+    /// The drafts could not be embedded (or, extractive, the cluster's medoid not found).
+    Other(String),
+}
 
 pub(super) enum Drafting {
     /// The run's token budget is spent, or the endpoint is unreachable: the cluster waits for
@@ -19,16 +41,20 @@ pub(super) enum Drafting {
     Deferred,
     Drafted {
         /// The cluster's candidates (none: nothing durable in it), or why drafting failed.
-        result: Result<Vec<Candidate>, String>,
+        result: Result<Vec<Candidate>, Failure>,
+        /// Drafts refused as ungrounded, by reason (never stored).
+        refused: Vec<Refusal>,
         calls: u32,
         tokens_in: u64,
         tokens_out: u64,
     },
 }
 
+#[allow(clippy::too_many_arguments)]
 pub(super) async fn draft(
     ctx: &JobContext,
     llm: Option<&LlmDrafter>,
+    guard: &Guard,
     work: &Work,
     episodes: &[Memory],
     vectors: &[Vec<f32>],
@@ -39,7 +65,8 @@ pub(super) async fn draft(
         return Drafting::Drafted {
             result: extractive(episodes, vectors, work, now)
                 .map(|c| vec![c])
-                .map_err(|e| e.to_string()),
+                .map_err(|e| Failure::Other(e.to_string())),
+            refused: vec![],
             calls: 0,
             tokens_in: 0,
             tokens_out: 0,
@@ -61,42 +88,83 @@ pub(super) async fn draft(
     budget.spend(drafted.tokens_in + drafted.tokens_out);
     // A reply that broke the schema still came from a reachable endpoint.
     budget.answered(!matches!(drafted.result, Err(DraftFailure::Llm(_))));
+    let mut refused = Vec::new();
     let result = match drafted.result {
         Ok(drafts) if drafts.is_empty() => Ok(vec![]),
         Ok(drafts) => {
             let texts: Vec<String> = drafts.iter().map(|d| d.content.clone()).collect();
             match ctx.service.embedder().embed(&texts).await {
-                Ok(vectors) if vectors.len() == drafts.len() => Ok(drafts
-                    .into_iter()
-                    .zip(vectors)
-                    .map(|(d, embedding)| Candidate {
-                        content: d.content,
-                        entity: d.entity,
-                        attribute: d.attribute,
-                        confidence: d.confidence,
-                        source_ids: d.source_ids,
-                        model: Some(llm.model().to_owned()),
-                        prompt_version: Some(llm.prompt_version().to_owned()),
-                        embedding,
-                        ..pending(work, episodes, DistillMethod::Llm, now)
-                    })
-                    .collect()),
-                Ok(vectors) => Err(format!(
+                Ok(draft_vectors) if draft_vectors.len() == drafts.len() => {
+                    let mut kept = Vec::new();
+                    for (d, embedding) in drafts.into_iter().zip(draft_vectors) {
+                        if let Err(why) =
+                            ground(guard, &d.content, &embedding, &d.source_ids, work, vectors)
+                        {
+                            tracing::debug!(reason = why.key(), content = %d.content,
+                                "distill: draft refused");
+                            refused.push(why);
+                            continue;
+                        }
+                        kept.push(Candidate {
+                            content: d.content,
+                            entity: d.entity,
+                            attribute: d.attribute,
+                            confidence: d.confidence,
+                            source_ids: d.source_ids,
+                            model: Some(llm.model().to_owned()),
+                            prompt_version: Some(llm.prompt_version().to_owned()),
+                            embedding,
+                            ..pending(work, episodes, DistillMethod::Llm, now)
+                        });
+                    }
+                    Ok(kept)
+                }
+                Ok(draft_vectors) => Err(Failure::Other(format!(
                     "embedding the drafts: {} vectors for {} drafts",
-                    vectors.len(),
+                    draft_vectors.len(),
                     drafts.len()
-                )),
-                Err(e) => Err(format!("embedding the drafts: {e}")),
+                ))),
+                Err(e) => Err(Failure::Other(format!("embedding the drafts: {e}"))),
             }
         }
-        Err(e) => Err(e.to_string()),
+        Err(DraftFailure::Llm(e)) => Err(Failure::Llm(e.to_string())),
+        Err(e @ DraftFailure::Schema(_)) => Err(Failure::Schema(e.to_string())),
     };
     Drafting::Drafted {
         result,
+        refused,
         calls: drafted.calls,
         tokens_in: drafted.tokens_in,
         tokens_out: drafted.tokens_out,
     }
+}
+
+/// The guard's verdict on one draft: its vector against its cited episodes' (all members of
+/// `work`'s cluster, as `parse_reply` made sure) and the prompt's own sentences.
+fn ground(
+    guard: &Guard,
+    content: &str,
+    embedding: &[f32],
+    cited: &[MemoryId],
+    work: &Work,
+    vectors: &[Vec<f32>],
+) -> Result<(), Refusal> {
+    let Some(thresholds) = &guard.thresholds else {
+        return Ok(());
+    };
+    let sources: Vec<&[f32]> = cited
+        .iter()
+        .filter_map(|id| work.ids.iter().position(|m| m == id))
+        .map(|i| vectors[work.members[i]].as_slice())
+        .collect();
+    Grounding::measure(
+        content,
+        embedding,
+        &sources,
+        &guard.prompt_vectors,
+        &guard.prompt_text,
+    )
+    .verdict(thresholds)
 }
 
 /// The cluster's most central episode, as a candidate; its confidence is how tightly the

@@ -25,10 +25,11 @@ use super::registry::JobSpec;
 use super::{Job, JobContext, JobEnv, JobError, JobStats};
 use crate::distill::cluster::{ClusterParams, cluster};
 use crate::distill::drafter::LlmDrafter;
+use crate::distill::grounding::Refusal;
 use crate::distill::review::{self, Approval};
 use crate::domain::MemoryId;
 use crate::store::{Candidate, ClusterOutcome, DistilledCluster, Evidence, EvidenceTo};
-use drafts::Drafting;
+use drafts::{Drafting, Failure, Guard};
 use known::Known;
 
 pub const SPEC: JobSpec = JobSpec {
@@ -41,6 +42,7 @@ pub const SPEC: JobSpec = JobSpec {
         "dedup_cosine",
         "max_episodes",
         "auto_approve_confidence",
+        "ground_drafts",
     ],
     build,
 };
@@ -74,6 +76,7 @@ fn build(settings: &JobSettings, env: &JobEnv) -> Result<Arc<dyn Job>, JobConfig
         dedup_cosine: settings.float("dedup_cosine", 0.9, 0.0..=1.0)? as f32,
         max_episodes: settings.int("max_episodes", 5000, 10..=100_000)?,
         auto_approve,
+        ground_drafts: settings.boolean("ground_drafts", true)?,
         llm: env.llm.clone(),
     }))
 }
@@ -90,6 +93,9 @@ pub struct Distill {
     pub max_episodes: i64,
     /// Candidates at least this confident are approved as they are drafted.
     pub auto_approve: Option<f64>,
+    /// Refuse a model's drafts that do not rest on their episodes (`distill::grounding`); off
+    /// only to calibrate the thresholds (`hindsight eval distill --no-grounding`).
+    pub ground_drafts: bool,
     /// `None`: extractive drafts.
     pub llm: Option<Arc<LlmDrafter>>,
 }
@@ -169,6 +175,9 @@ struct Tally {
     merged: u64,
     nothing: u64,
     failed: u64,
+    failed_llm: u64,
+    failed_schema: u64,
+    refused: std::collections::BTreeMap<&'static str, u64>,
     deferred: u64,
     known: u64,
     auto_approved: u64,
@@ -190,6 +199,7 @@ impl Job for Distill {
             ..JobStats::default()
         };
         let budget = Budget::new(self.llm.as_ref().map_or(u64::MAX, |llm| llm.token_budget));
+        let guard = self.guard(ctx).await?;
         let mut tally = Tally::default();
         for namespace in ctx.db.distill_namespaces(since).await? {
             if ctx.cancel.is_cancelled() {
@@ -197,7 +207,7 @@ impl Job for Distill {
                 break;
             }
             let finished = self
-                .namespace(ctx, &namespace, since, now, &budget, &mut tally)
+                .namespace(ctx, &namespace, since, now, &budget, &guard, &mut tally)
                 .await?;
             stats.batches += 1;
             if !finished {
@@ -215,6 +225,9 @@ impl Job for Distill {
             ("candidates_merged", tally.merged),
             ("clusters_empty", tally.nothing),
             ("clusters_failed", tally.failed),
+            ("clusters_failed_llm", tally.failed_llm),
+            ("clusters_failed_schema", tally.failed_schema),
+            ("drafts_refused", tally.refused.values().sum()),
             ("clusters_deferred", tally.deferred),
             ("clusters_known", tally.known),
             ("auto_approved", tally.auto_approved),
@@ -224,9 +237,22 @@ impl Job for Distill {
         ] {
             stats.details.insert(key.into(), json!(value));
         }
+        for refusal in Refusal::ALL {
+            let count = tally.refused.get(refusal.key()).copied().unwrap_or(0);
+            stats.details.insert(refusal.key().into(), json!(count));
+        }
         stats
             .details
             .insert("llm_unreachable".into(), json!(budget.unreachable()));
+        if let Some(llm) = &self.llm {
+            stats.details.insert(
+                "structured_output".into(),
+                json!(llm.format_used().as_str()),
+            );
+            stats
+                .details
+                .insert("grounding".into(), json!(guard.thresholds.is_some()));
+        }
         stats.details.insert(
             "method".into(),
             json!(if self.llm.is_some() {
@@ -240,7 +266,35 @@ impl Job for Distill {
 }
 
 impl Distill {
+    /// This run's grounding check: the embedder's thresholds, and the prompt's own sentences
+    /// embedded with the memories' embedder.
+    async fn guard(&self, ctx: &JobContext) -> Result<Guard, JobError> {
+        let embedder = ctx.service.embedder();
+        let thresholds = self
+            .ground_drafts
+            .then(|| crate::embed::calibration(embedder.id()).grounding);
+        let (prompt_vectors, prompt_text) = match (&self.llm, thresholds) {
+            (Some(llm), Some(_)) => {
+                let sentences = llm.prompt().own_sentences();
+                let vectors = match sentences.is_empty() {
+                    true => vec![],
+                    false => embedder.embed(&sentences).await.map_err(|e| {
+                        JobError::Task("distill: embedding the prompt".to_owned(), e.to_string())
+                    })?,
+                };
+                (vectors, llm.prompt().own_text())
+            }
+            _ => (vec![], String::new()),
+        };
+        Ok(Guard {
+            thresholds,
+            prompt_vectors,
+            prompt_text,
+        })
+    }
+
     /// Distil one namespace's window. `false` when the daemon is stopping and clusters are left.
+    #[allow(clippy::too_many_arguments)]
     async fn namespace(
         &self,
         ctx: &JobContext,
@@ -248,6 +302,7 @@ impl Distill {
         since: DateTime<Utc>,
         now: DateTime<Utc>,
         budget: &Budget,
+        guard: &Guard,
         tally: &mut Tally,
     ) -> Result<bool, JobError> {
         let episodes = ctx
@@ -293,7 +348,8 @@ impl Distill {
         // same order whatever the model's latency.
         let mut drafting = futures::stream::iter(works)
             .map(|work| async move {
-                let drafting = drafts::draft(ctx, llm, &work, episodes, vectors, budget, now).await;
+                let drafting =
+                    drafts::draft(ctx, llm, guard, &work, episodes, vectors, budget, now).await;
                 (work, drafting)
             })
             .buffered(concurrency);
@@ -314,6 +370,7 @@ impl Distill {
                 }
                 Drafting::Drafted {
                     result,
+                    refused,
                     calls,
                     tokens_in,
                     tokens_out,
@@ -321,10 +378,24 @@ impl Distill {
                     tally.llm_calls += u64::from(calls);
                     tally.tokens_in += tokens_in;
                     tally.tokens_out += tokens_out;
+                    for why in refused {
+                        *tally.refused.entry(why.key()).or_default() += 1;
+                    }
                     match result {
                         Ok(candidates) => candidates,
-                        Err(reason) => {
+                        Err(failure) => {
                             tally.failed += 1;
+                            let reason = match failure {
+                                Failure::Llm(e) => {
+                                    tally.failed_llm += 1;
+                                    e
+                                }
+                                Failure::Schema(e) => {
+                                    tally.failed_schema += 1;
+                                    e
+                                }
+                                Failure::Other(e) => e,
+                            };
                             tracing::warn!(namespace, fingerprint = %work.fingerprint,
                                 error = %reason, "distill: cluster failed; the next run tries it again");
                             continue;
