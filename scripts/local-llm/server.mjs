@@ -170,6 +170,10 @@ async function complete(body) {
     });
     const used = sequence.tokenMeter.diff(before);
     const stop = reply.metadata.stopReason;
+    if (stop === "maxTokens") {
+      // What ran on to the cap, for whoever reads server.log.
+      console.error(`reply cut off at ${maxTokens} tokens: ${JSON.stringify(reply.response.slice(0, 2000))}`);
+    }
     return {
       id: `chatcmpl-${Date.now()}`,
       object: "chat.completion",

@@ -8,7 +8,9 @@ use std::path::Path;
 
 use super::draft::{Draft, EpisodeLine, Prompt, PromptError, ReplyError, parse_reply};
 use super::llm::{FormatUsed, LlmClient, LlmError, Turn};
-use super::schema::{MAX_DRAFT_CHARS, MAX_DRAFTS, MAX_NAME_CHARS, MAX_SOURCES, reply_schema};
+use super::schema::{
+    MAX_DRAFT_CHARS, MAX_DRAFT_REPLY_CHARS, MAX_DRAFTS, REPLY_OVERHEAD_CHARS, reply_schema,
+};
 use crate::domain::MemoryId;
 
 /// The prompt shipped with the binary: used when `prompts_dir` has no `distill.md`.
@@ -112,10 +114,10 @@ impl LlmDrafter {
     }
 
     /// Drafts one reply may hold so that the longest reply the schema allows fits
-    /// `llm_max_tokens` (about three characters a token, JSON included).
+    /// `llm_max_tokens` even at a token per character (2 at the default 1,024). Whitespace a
+    /// server lets the model put between the JSON's tokens is not bounded by any schema.
     fn max_drafts(&self) -> usize {
-        let per_draft = (MAX_DRAFT_CHARS + 2 * MAX_NAME_CHARS + 4 * MAX_SOURCES + 90).div_ceil(3);
-        (self.client.max_tokens() as usize / per_draft).clamp(1, MAX_DRAFTS)
+        max_drafts(self.client.max_tokens())
     }
 
     /// Draft one cluster. `episodes` are the cluster's members, as the prompt shows them.
@@ -176,6 +178,11 @@ impl LlmDrafter {
     }
 }
 
+fn max_drafts(max_tokens: u32) -> usize {
+    ((max_tokens as usize).saturating_sub(REPLY_OVERHEAD_CHARS) / MAX_DRAFT_REPLY_CHARS)
+        .clamp(1, MAX_DRAFTS)
+}
+
 /// What the retry tells the model about its broken reply.
 fn feedback(error: &ReplyError, truncated: bool, episodes: usize, max_drafts: usize) -> String {
     let what = if truncated {
@@ -216,6 +223,19 @@ mod tests {
             err.contains("distill.md") && err.contains("version"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn the_longest_reply_the_schema_allows_fits_the_token_cap() {
+        assert_eq!(max_drafts(1_024), 2);
+        assert_eq!(max_drafts(100), 1, "never none");
+        assert_eq!(max_drafts(100_000), MAX_DRAFTS);
+        for cap in [600, 1_024, 1_536, 4_096] {
+            let drafts = max_drafts(cap);
+            if drafts > 1 {
+                assert!(REPLY_OVERHEAD_CHARS + drafts * MAX_DRAFT_REPLY_CHARS <= cap as usize);
+            }
+        }
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Whether a draft rests on the episodes it cites. A language model's draft is refused (counted
 //! in the run's stats, never stored) when it
-//! - repeats itself ("I'm so glad you're here! I'm so glad you're here! …"),
+//! - repeats itself ("I'm so glad you're here! I'm so glad you're here! …") or is no
+//!   statement at all (a name, a number: SmolLM2 answered "John", "1"),
 //! - repeats the prompt's own instructions or example rather than its episodes,
 //! - is not close enough to what it cites: its cosine to the cited episodes' centroid and to
 //!   the best of them, each below the embedder's threshold, or
@@ -80,8 +81,9 @@ impl Grounding {
                 .map(|p| cosine(vector, p))
                 .fold(-1.0, f32::max),
             degenerate: degenerate(draft),
-            verbatim_prompt: normalised.split_whitespace().count() >= 4
-                && normalise(prompt_text).contains(&normalised),
+            verbatim_prompt: (normalised.split_whitespace().count() >= 4
+                && normalise(prompt_text).contains(&normalised))
+                || shows_an_episode_date(draft),
         }
     }
 
@@ -103,6 +105,21 @@ impl Grounding {
     }
 }
 
+/// The prompt's own episode scaffolding, `(YYYY-MM-DD)`: SmolLM2 drafted "Episodes: 1
+/// (2023-05-08) Caroline: Hey, …" (a draft is written without dates, as the prompt says).
+fn shows_an_episode_date(draft: &str) -> bool {
+    let bytes = draft.as_bytes();
+    bytes.windows(12).any(|w| {
+        w[0] == b'('
+            && w[11] == b')'
+            && w[5] == b'-'
+            && w[8] == b'-'
+            && [1, 2, 3, 4, 6, 7, 9, 10]
+                .iter()
+                .all(|&i| w[i].is_ascii_digit())
+    })
+}
+
 /// Lower-cased words only, single-spaced.
 fn normalise(text: &str) -> String {
     text.split(|c: char| !c.is_alphanumeric())
@@ -112,9 +129,15 @@ fn normalise(text: &str) -> String {
         .join(" ")
 }
 
-/// The same sentence twice, or one three-word run three times: a model stuck in a loop. (Real
-/// knowledge is one sentence; it never needs to say anything twice.)
+/// The same sentence twice, or one three-word run three times: a model stuck in a loop (real
+/// knowledge is one sentence; it never needs to say anything twice). Or too short to state
+/// anything: fewer than three words, or four characters of CJK text.
 fn degenerate(text: &str) -> bool {
+    let words = normalise(text);
+    let cjk = words.chars().filter(|c| is_cjk(*c)).count();
+    if words.split_whitespace().count() < 3 && cjk < 4 {
+        return true;
+    }
     let sentences: Vec<String> = text
         .split(['.', '!', '?', '。', '！', '？'])
         .map(normalise)
@@ -132,6 +155,10 @@ fn degenerate(text: &str) -> bool {
         *count += 1;
         *count >= 3
     })
+}
+
+fn is_cjk(c: char) -> bool {
+    matches!(c as u32, 0x3040..=0x30FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xAC00..=0xD7AF)
 }
 
 #[cfg(test)]
@@ -187,6 +214,18 @@ mod tests {
             "Write it (\"The user wants data sources cited in every report.\")",
         );
         assert_eq!(g.verdict(&T), Err(Refusal::CopiesPrompt), "verbatim");
+        let g = Grounding::measure(
+            "Episodes: 1 (2023-05-08) Caroline: Hey, I'm so proud of you!",
+            &[1.0, 0.0],
+            &[&[1.0, 0.0]],
+            &[],
+            "",
+        );
+        assert_eq!(
+            g.verdict(&T),
+            Err(Refusal::CopiesPrompt),
+            "the episode scaffolding"
+        );
     }
 
     #[test]
@@ -204,5 +243,10 @@ mod tests {
         assert!(!degenerate(
             "The user likes tea. The user drinks it at night."
         ));
+        for no_statement in ["John", "1", "2.", "Talk later"] {
+            assert!(degenerate(no_statement), "{no_statement}");
+        }
+        assert!(!degenerate("用户住在柏林。"));
+        assert!(!degenerate("Talk to you later!"));
     }
 }

@@ -19,6 +19,18 @@ pub const MAX_DRAFT_CHARS: usize = 240;
 pub const MAX_NAME_CHARS: usize = 48;
 /// Sources one draft may cite (the cluster's episodes beyond this add nothing a reviewer reads).
 pub const MAX_SOURCES: usize = 16;
+/// The confidences a reply may give: grammars (llama.cpp's, node-llama-cpp's) do not bound a
+/// number's range or length, and a small model wrote `0.99999…` or `2`; eleven levels bound
+/// both, and say as much as a small model's confidence does.
+pub const CONFIDENCE_LEVELS: [f64; 11] = [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0];
+
+/// The most characters one draft can take in a reply the schema allows, JSON included: the
+/// bound on its tokens too (a token is at least a character; SmolLM2 looping on "1.1.1…" spent
+/// one per character).
+pub const MAX_DRAFT_REPLY_CHARS: usize =
+    MAX_DRAFT_CHARS + 2 * MAX_NAME_CHARS + 4 * MAX_SOURCES + 3 + 80;
+/// The reply around its drafts.
+pub const REPLY_OVERHEAD_CHARS: usize = 24;
 
 /// A whole reply, as the model writes it.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -65,6 +77,11 @@ pub fn reply_schema(episodes: usize, max_drafts: usize) -> Value {
     strictify(&mut schema);
     let candidates = &mut schema["properties"]["candidates"];
     candidates["maxItems"] = json!(max_drafts.clamp(1, MAX_DRAFTS));
+    candidates["items"]["properties"]["confidence"] = json!({
+        "description": candidates["items"]["properties"]["confidence"]["description"],
+        "type": "number",
+        "enum": CONFIDENCE_LEVELS,
+    });
     let sources = &mut candidates["items"]["properties"]["sources"];
     sources["items"] =
         json!({"type": "integer", "enum": (1..=episodes.max(1)).collect::<Vec<_>>()});
@@ -149,7 +166,8 @@ mod tests {
         let props = &draft["properties"];
         assert_eq!(props["content"]["maxLength"], json!(MAX_DRAFT_CHARS));
         assert_eq!(props["entity"]["type"], json!(["string", "null"]));
-        assert_eq!(props["confidence"]["maximum"], json!(1.0));
+        assert_eq!(props["confidence"]["enum"], json!(CONFIDENCE_LEVELS));
+        assert!(props["confidence"]["description"].is_string());
         assert_eq!(props["sources"]["items"]["enum"], json!([1, 2, 3, 4]));
         assert_eq!(props["sources"]["maxItems"], json!(4));
         assert!(!schema.to_string().contains("\"format\""), "{schema}");

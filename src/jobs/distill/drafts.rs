@@ -97,11 +97,15 @@ pub(super) async fn draft(
                 Ok(draft_vectors) if draft_vectors.len() == drafts.len() => {
                     let mut kept = Vec::new();
                     for (d, embedding) in drafts.into_iter().zip(draft_vectors) {
-                        if let Err(why) =
-                            ground(guard, &d.content, &embedding, &d.source_ids, work, vectors)
-                        {
-                            tracing::debug!(reason = why.key(), content = %d.content,
-                                "distill: draft refused");
+                        let (verdict, measured) =
+                            ground(guard, &d.content, &embedding, &d.source_ids, work, vectors);
+                        // The measures of every draft, kept or refused, for calibrating the
+                        // thresholds (debug: the content is memory content).
+                        tracing::debug!(verdict = verdict.err().map_or("kept", Refusal::key),
+                            centroid = measured.centroid, best = measured.best,
+                            worst = measured.worst, prompt = measured.prompt,
+                            content = %d.content, "distill: draft grounding");
+                        if let Err(why) = verdict {
                             refused.push(why);
                             continue;
                         }
@@ -139,7 +143,7 @@ pub(super) async fn draft(
     }
 }
 
-/// The guard's verdict on one draft: its vector against its cited episodes' (all members of
+/// The guard's verdict on one draft (always `Ok` with grounding off), and its measures: its vector against its cited episodes' (all members of
 /// `work`'s cluster, as `parse_reply` made sure) and the prompt's own sentences.
 fn ground(
     guard: &Guard,
@@ -148,23 +152,24 @@ fn ground(
     cited: &[MemoryId],
     work: &Work,
     vectors: &[Vec<f32>],
-) -> Result<(), Refusal> {
-    let Some(thresholds) = &guard.thresholds else {
-        return Ok(());
-    };
+) -> (Result<(), Refusal>, Grounding) {
     let sources: Vec<&[f32]> = cited
         .iter()
         .filter_map(|id| work.ids.iter().position(|m| m == id))
         .map(|i| vectors[work.members[i]].as_slice())
         .collect();
-    Grounding::measure(
+    let measured = Grounding::measure(
         content,
         embedding,
         &sources,
         &guard.prompt_vectors,
         &guard.prompt_text,
-    )
-    .verdict(thresholds)
+    );
+    let verdict = match &guard.thresholds {
+        Some(thresholds) => measured.verdict(thresholds),
+        None => Ok(()),
+    };
+    (verdict, measured)
 }
 
 /// The cluster's most central episode, as a candidate; its confidence is how tightly the
