@@ -10,29 +10,7 @@ use hindsight::startup;
 pub enum EvalCommand {
     /// Run the distill job over LoCoMo's conversations (with the configured embedder, and the
     /// configured language model if any) and report how many reference facts a candidate covers.
-    Distill {
-        /// LoCoMo JSON, e.g. ../shared/data/locomo/locomo-dev.json
-        #[arg(long)]
-        locomo: std::path::PathBuf,
-        /// Cosine similarity for two turns to be neighbours (comma-separated: one run each;
-        /// default: the embedder's own, 0.55 builtin, 0.8 local).
-        #[arg(long, value_delimiter = ',')]
-        min_cosine: Option<Vec<f64>>,
-        #[arg(long, default_value_t = 3)]
-        min_points: usize,
-        #[arg(long, default_value_t = 0.9)]
-        dedup_cosine: f64,
-        /// Keep every schema-valid draft (the job's `ground_drafts = false`): to calibrate the
-        /// grounding thresholds on what the model really writes.
-        #[arg(long)]
-        no_grounding: bool,
-        /// Candidates shown beside their episodes in the report.
-        #[arg(long, default_value_t = 12)]
-        examples: usize,
-        /// Only the first N conversations (a quick run).
-        #[arg(long)]
-        conversations: Option<usize>,
-    },
+    Distill(DistillArgs),
     /// Write LoCoMo's turns through the write path and ask its questions (categories 1-4)
     /// through the search path, per arm: hit@5/@10 and recall@5/@10, overall and per category,
     /// with load time, embedding throughput and search latency. One JSON object per arm.
@@ -52,6 +30,32 @@ pub enum EvalCommand {
     },
 }
 
+/// `eval distill`'s options.
+#[derive(Debug, clap::Args)]
+pub struct DistillArgs {
+    /// LoCoMo JSON, e.g. ../shared/data/locomo/locomo-dev.json
+    #[arg(long)]
+    pub locomo: std::path::PathBuf,
+    /// Cosine similarity for two turns to be neighbours (comma-separated: one run each;
+    /// default: the embedder's own, 0.55 builtin, 0.8 local).
+    #[arg(long, value_delimiter = ',')]
+    pub min_cosine: Option<Vec<f64>>,
+    #[arg(long, default_value_t = 3)]
+    pub min_points: usize,
+    #[arg(long, default_value_t = 0.9)]
+    pub dedup_cosine: f64,
+    /// Keep every schema-valid draft (the job's `ground_drafts = false`): to calibrate the
+    /// grounding thresholds on what the model really writes.
+    #[arg(long)]
+    pub no_grounding: bool,
+    /// Candidates shown beside their episodes in the report.
+    #[arg(long, default_value_t = 12)]
+    pub examples: usize,
+    /// Only the first N conversations (a quick run).
+    #[arg(long)]
+    pub conversations: Option<usize>,
+}
+
 fn parse_arms(text: &str) -> Result<SearchArms, String> {
     SearchArms::parse(text)
 }
@@ -61,36 +65,22 @@ fn parse_fusion(text: &str) -> Result<FusionKind, String> {
 }
 
 pub async fn run(settings: Settings, command: EvalCommand) -> anyhow::Result<()> {
-    let (locomo, min_cosine, min_points, dedup_cosine, no_grounding, examples, conversations) =
-        match command {
-            EvalCommand::Distill {
-                locomo,
-                min_cosine,
-                min_points,
-                dedup_cosine,
-                no_grounding,
-                examples,
-                conversations,
-            } => (
-                locomo,
-                min_cosine,
-                min_points,
-                dedup_cosine,
-                no_grounding,
-                examples,
-                conversations,
-            ),
-            EvalCommand::Retrieval {
-                locomo,
-                arms,
-                fusion,
-                conversations,
-            } => return retrieval(settings, &locomo, &arms, fusion, conversations).await,
-        };
+    match command {
+        EvalCommand::Distill(args) => distill(settings, args).await,
+        EvalCommand::Retrieval {
+            locomo,
+            arms,
+            fusion,
+            conversations,
+        } => retrieval(settings, &locomo, &arms, fusion, conversations).await,
+    }
+}
+
+async fn distill(settings: Settings, args: DistillArgs) -> anyhow::Result<()> {
     let env = startup::job_env(&settings)?;
     // One embedder (the local model loaded once) for every run; each run has its own store.
     let embedder = startup::embedder(&settings).await?;
-    let min_cosine = match min_cosine {
+    let min_cosine = match args.min_cosine {
         Some(values) => values,
         None => {
             let default =
@@ -103,15 +93,21 @@ pub async fn run(settings: Settings, command: EvalCommand) -> anyhow::Result<()>
         let scratch = tempfile::tempdir()?;
         let options = DistillEvalOptions {
             min_cosine,
-            min_points,
-            dedup_cosine,
-            grounding: !no_grounding,
-            examples,
-            conversations,
+            min_points: args.min_points,
+            dedup_cosine: args.dedup_cosine,
+            grounding: !args.no_grounding,
+            examples: args.examples,
+            conversations: args.conversations,
         };
-        let report = distill_eval(&locomo, scratch.path(), embedder.clone(), &env, &options)
-            .await
-            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        let report = distill_eval(
+            &args.locomo,
+            scratch.path(),
+            embedder.clone(),
+            &env,
+            &options,
+        )
+        .await
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
         println!("{}", serde_json::to_string(&report)?);
     }
     Ok(())
