@@ -57,17 +57,17 @@ pub struct Grounding {
 
 impl Grounding {
     /// Measure `draft` (its text and vector) against its cited episodes' vectors and the
-    /// prompt's own sentences (`prompt_text`: the template without its episodes).
+    /// prompt's own sentences (`prompt_words`: the template without its episodes, as
+    /// `prompt_words` makes it, once per run).
     pub fn measure(
         draft: &str,
         vector: &[f32],
         sources: &[&[f32]],
         prompt_sentences: &[Vec<f32>],
-        prompt_text: &str,
+        prompt_words: &str,
     ) -> Self {
         let scores: Vec<f32> = sources.iter().map(|s| cosine(vector, s)).collect();
-        let dims = vector.len();
-        let mut centroid = vec![0.0f32; dims];
+        let mut centroid = vec![0.0f32; vector.len()];
         for source in sources {
             centroid.iter_mut().zip(*source).for_each(|(c, x)| *c += x);
         }
@@ -82,7 +82,7 @@ impl Grounding {
                 .fold(-1.0, f32::max),
             degenerate: degenerate(draft),
             verbatim_prompt: (normalised.split_whitespace().count() >= 4
-                && normalise(prompt_text).contains(&normalised))
+                && prompt_words.contains(&normalised))
                 || shows_an_episode_date(draft),
         }
     }
@@ -118,6 +118,11 @@ fn shows_an_episode_date(draft: &str) -> bool {
                 .iter()
                 .all(|&i| w[i].is_ascii_digit())
     })
+}
+
+/// A prompt's text as `Grounding::measure` compares drafts with it.
+pub fn prompt_words(text: &str) -> String {
+    normalise(text)
 }
 
 /// Lower-cased words only, single-spaced.
@@ -211,7 +216,7 @@ mod tests {
             &[1.0, 0.0],
             &[&[1.0, 0.0]],
             &[],
-            "Write it (\"The user wants data sources cited in every report.\")",
+            &prompt_words("Write it (\"The user wants data sources cited in every report.\")"),
         );
         assert_eq!(g.verdict(&T), Err(Refusal::CopiesPrompt), "verbatim");
         let g = Grounding::measure(

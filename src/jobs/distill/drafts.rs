@@ -21,8 +21,8 @@ pub(super) struct Guard {
     pub thresholds: Option<GroundingThresholds>,
     /// The prompt's own sentences, embedded.
     pub prompt_vectors: Vec<Vec<f32>>,
-    /// The prompt without its episodes.
-    pub prompt_text: String,
+    /// The prompt without its episodes, normalised (`grounding::prompt_words`).
+    pub prompt_words: String,
 }
 
 /// Why drafting a cluster failed.
@@ -163,7 +163,7 @@ fn ground(
         embedding,
         &sources,
         &guard.prompt_vectors,
-        &guard.prompt_text,
+        &guard.prompt_words,
     );
     let verdict = match &guard.thresholds {
         Some(thresholds) => measured.verdict(thresholds),

@@ -25,7 +25,7 @@ use super::registry::JobSpec;
 use super::{Job, JobContext, JobEnv, JobError, JobStats};
 use crate::distill::cluster::{ClusterParams, cluster};
 use crate::distill::drafter::LlmDrafter;
-use crate::distill::grounding::Refusal;
+use crate::distill::grounding::{Refusal, prompt_words};
 use crate::distill::review::{self, Approval};
 use crate::domain::MemoryId;
 use crate::store::{Candidate, ClusterOutcome, DistilledCluster, Evidence, EvidenceTo};
@@ -273,7 +273,7 @@ impl Distill {
         let thresholds = self
             .ground_drafts
             .then(|| crate::embed::calibration(embedder.id()).grounding);
-        let (prompt_vectors, prompt_text) = match (&self.llm, thresholds) {
+        let (prompt_vectors, prompt_words) = match (&self.llm, thresholds) {
             (Some(llm), Some(_)) => {
                 let sentences = llm.prompt().own_sentences();
                 let vectors = match sentences.is_empty() {
@@ -282,14 +282,14 @@ impl Distill {
                         JobError::Task("distill: embedding the prompt".to_owned(), e.to_string())
                     })?,
                 };
-                (vectors, llm.prompt().own_text())
+                (vectors, prompt_words(&llm.prompt().own_text()))
             }
             _ => (vec![], String::new()),
         };
         Ok(Guard {
             thresholds,
             prompt_vectors,
-            prompt_text,
+            prompt_words,
         })
     }
 
