@@ -865,6 +865,7 @@ macro_rules! jobs_suite {
                 candidates_are_approved_through_the_write_path_and_rejected_with_a_note,
                 distill_stops_without_waiting_for_the_model,
                 distill_refuses_drafts_that_do_not_rest_on_their_episodes,
+                distill_refuses_a_draft_citing_an_episode_that_does_not_support_it,
                 distill_refuses_to_run_after_an_embedder_change,
                 distill_stops_calling_an_unreachable_model,
                 one_run_per_tick_and_never_two_at_once,

@@ -780,6 +780,81 @@ pub async fn distill_refuses_drafts_that_do_not_rest_on_their_episodes(f: Fixtur
     assert_eq!(details(&off, "candidates_created"), 1, "{off:?}");
 }
 
+/// A draft that cites an episode it has nothing to do with is refused as an unsupported
+/// source, even when the rest of its sources carry it. The cluster holds such an episode the
+/// way real clusters do: a border point, reached through one that shares words with both sides
+/// (built-in embedder, cosines measured: the sales requests 0.92 to each other, the bridge 0.67
+/// to them and 0.50 to the penguin trip, the penguin trip -0.03 to the draft).
+pub async fn distill_refuses_a_draft_citing_an_episode_that_does_not_support_it(f: Fixture) {
+    use common::openai::Reply;
+    const PENGUINS: &str = "booked the penguin tour of the frozen southern ocean for next winter";
+    let sales = theme(&f, SALES, 4).await;
+    let bridge = f
+        .seed(
+            &format!("{SALES} and then {PENGUINS}"),
+            Duration::hours(5),
+            None,
+            0,
+        )
+        .await
+        .id;
+    let penguins = f.seed(PENGUINS, Duration::hours(5), None, 0).await.id;
+    let server = common::openai::start(vec![]).await;
+    server.script.set_fallback(Reply::from_prompt(|prompt| {
+        let numbered: Vec<(u32, String)> = common::openai::episode_numbers(prompt)
+            .into_iter()
+            .zip(common::openai::episode_texts(prompt))
+            .collect();
+        let all: Vec<u32> = numbered.iter().map(|(n, _)| *n).collect();
+        let on_sales: Vec<u32> = numbered
+            .iter()
+            .filter(|(_, text)| text.starts_with(SALES))
+            .map(|(n, _)| *n)
+            .collect();
+        let draft = |content: &str, sources: &[u32]| {
+            json!({"content": content, "entity": null, "attribute": null,
+                   "confidence": 0.8, "sources": sources})
+        };
+        Reply::Content(
+            json!({"candidates": [
+                draft("The user wants every data source cited in the quarterly sales report.", &all),
+                draft("The user wants every data source cited in their quarterly sales reports.", &on_sales),
+            ]})
+            .to_string(),
+        )
+    }));
+    let (_c, job) = llm_distill(&server.base_url, 1, 1_000_000, "min_cosine = 0.45");
+    let runner = f.runner(vec![("distill", job, 1000)]);
+    let (_, status, stats) = ran(runner.run_now("distill", false, None).await.unwrap());
+    assert_eq!(status, RunStatus::Ok, "{stats:?}");
+    assert_eq!(details(&stats, "clusters"), 1, "{stats:?}");
+    assert_eq!(
+        details(&stats, "noise"),
+        0,
+        "the penguin trip is in the cluster: {stats:?}"
+    );
+    assert_eq!(
+        details(&stats, "drafts_refused_unsupported_source"),
+        1,
+        "{stats:?}"
+    );
+    assert_eq!(details(&stats, "drafts_refused"), 1, "{stats:?}");
+    assert_eq!(details(&stats, "candidates_created"), 1, "{stats:?}");
+    let kept = f.db.candidates(None, None, 10).await.unwrap();
+    assert_eq!(kept.len(), 1);
+    assert_eq!(
+        kept[0].content,
+        "The user wants every data source cited in their quarterly sales reports."
+    );
+    let mut cited = kept[0].source_ids.clone();
+    cited.sort();
+    let mut expected = sales;
+    expected.push(bridge);
+    expected.sort();
+    assert_eq!(cited, expected, "the kept draft cites what it rests on");
+    assert!(!cited.contains(&penguins));
+}
+
 /// A stopping daemon does not wait for model calls in flight: the run stops at once, writes
 /// nothing for the clusters whose drafts had not come back, and the next run drafts them.
 pub async fn distill_stops_without_waiting_for_the_model(f: Fixture) {
