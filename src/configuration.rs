@@ -7,6 +7,9 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::secret::redact_url;
+use crate::secret::{Secret, SecretUrl};
+
 pub use crate::distill::llm::StructuredOutput;
 
 #[derive(Debug, thiserror::Error)]
@@ -38,6 +41,18 @@ macro_rules! env_value_from_str {
     )*};
 }
 env_value_from_str!(String, PathBuf, SocketAddr, f64, u64, usize, u32, bool);
+
+impl EnvValue for Secret {
+    fn parse_env(raw: &str) -> Result<Self, String> {
+        Ok(Secret::new(raw.trim()))
+    }
+}
+
+impl EnvValue for SecretUrl {
+    fn parse_env(raw: &str) -> Result<Self, String> {
+        Ok(SecretUrl::new(raw.trim()))
+    }
+}
 
 /// Lists are comma-separated in the environment: `HINDSIGHT_ALLOWED_HOSTS=localhost,memory.internal`.
 impl EnvValue for Vec<String> {
@@ -245,18 +260,18 @@ settings! {
     /// HTTP listen address for `serve` (MCP at /mcp, /healthz).
     listen: SocketAddr = SocketAddr::from(([127, 0, 0, 1], 8765)),
     /// `sqlite://…` (default: `<data_dir>/hindsight.db`) or `postgres://…` (scale-out).
-    database_url: Option<String> = None,
+    database_url: Option<SecretUrl> = None,
     /// PostgreSQL connection pool bounds, per process.
     db_pool_min: u32 = 5,
     db_pool_max: u32 = 20,
     /// Qdrant server gRPC endpoint (`http://host:6334`) for a vector index shared by replicas;
     /// unset: the embedded index under `data_dir`.
-    qdrant_url: Option<String> = None,
-    qdrant_api_key: Option<String> = None,
+    qdrant_url: Option<SecretUrl> = None,
+    qdrant_api_key: Option<Secret> = None,
     qdrant_collection: String = "hindsight_memories".to_owned(),
     qdrant_timeout_secs: u64 = 10,
     /// Bearer token required on HTTP when set (and required to listen beyond loopback).
-    auth_token: Option<String> = None,
+    auth_token: Option<Secret> = None,
     /// Host headers accepted on every route (DNS-rebinding protection): `name` (any port) or
     /// `name:port`. Add the name clients use when the daemon runs behind a proxy or in a
     /// container, e.g. `hindsight` or `memory.example.com`.
@@ -267,7 +282,7 @@ settings! {
     /// `auto` (the data set's embedder; a new one gets `local` when the model is here or can
     /// be pulled, else `builtin`), `builtin`, `local` or `openai`.
     embedder: EmbedderKind = EmbedderKind::Auto,
-    embed_base_url: Option<String> = None,
+    embed_base_url: Option<SecretUrl> = None,
     /// The model: for `openai` the endpoint's model name (required); for `local` a hub id,
     /// default `sentence-transformers/all-MiniLM-L6-v2`, found in the hub cache
     /// (`HF_HUB_CACHE`, `HF_HOME`) or pulled with `hindsight models pull`.
@@ -275,15 +290,15 @@ settings! {
     /// `local`: read the model's files (config.json, tokenizer.json, model.safetensors) from
     /// this directory instead of the hub cache; `embed_model` still names it.
     embed_model_dir: Option<PathBuf> = None,
-    embed_api_key: Option<String> = None,
+    embed_api_key: Option<Secret> = None,
     /// Vector size of the `openai` embedder; probed from the endpoint when unset.
     embed_dimension: Option<usize> = None,
     embed_timeout_secs: u64 = 30,
     /// OpenAI-compatible chat endpoint the distill job drafts candidates with (e.g.
     /// `https://api.openai.com/v1`, `http://localhost:11434/v1`); unset: extractive drafts.
-    llm_base_url: Option<String> = None,
+    llm_base_url: Option<SecretUrl> = None,
     llm_model: Option<String> = None,
-    llm_api_key: Option<String> = None,
+    llm_api_key: Option<Secret> = None,
     /// Per attempt; a timed-out call is retried twice.
     llm_timeout_secs: u64 = 60,
     /// LLM calls in flight at once during a distill run.
@@ -335,13 +350,6 @@ settings! {
     /// `text` or `json` (logs go to stderr; stdout belongs to MCP stdio).
     log_format: String = "text".to_owned(),
 }
-
-const SECRET_KEYS: &[&str] = &[
-    "auth_token",
-    "embed_api_key",
-    "qdrant_api_key",
-    "llm_api_key",
-];
 
 impl Settings {
     /// Defaults → file → env → flags, then validated.
@@ -459,24 +467,24 @@ impl Settings {
         if let Some(url) = &self.database_url
             && !["sqlite:", "postgres://", "postgresql://"]
                 .iter()
-                .any(|scheme| url.starts_with(scheme))
+                .any(|scheme| url.expose().starts_with(scheme))
         {
             return invalid(
                 "database_url",
                 format!(
                     "must start with sqlite:, postgres:// or postgresql://, got {:?}",
-                    redact_url(url)
+                    url.redacted()
                 ),
             );
         }
         if let Some(url) = &self.qdrant_url
-            && !(url.starts_with("http://") || url.starts_with("https://"))
+            && !(url.expose().starts_with("http://") || url.expose().starts_with("https://"))
         {
             return invalid(
                 "qdrant_url",
                 format!(
                     "must be the gRPC endpoint as http(s)://host:6334, got {:?}",
-                    redact_url(url)
+                    url.redacted()
                 ),
             );
         }
@@ -516,7 +524,11 @@ impl Settings {
                 ),
             );
         }
-        if self.auth_token.as_deref().is_some_and(|t| t.len() < 16) {
+        if self
+            .auth_token
+            .as_ref()
+            .is_some_and(|t| t.expose().len() < 16)
+        {
             return invalid("auth_token", "must be at least 16 characters".to_owned());
         }
         if !self.listen.ip().is_loopback() && self.auth_token.is_none() {
@@ -561,12 +573,12 @@ impl Settings {
             }
         }
         if let Some(url) = &self.llm_base_url {
-            if !(url.starts_with("http://") || url.starts_with("https://")) {
+            if !(url.expose().starts_with("http://") || url.expose().starts_with("https://")) {
                 return invalid(
                     "llm_base_url",
                     format!(
                         "must be an http(s):// URL such as https://api.openai.com/v1, got {:?}",
-                        redact_url(url)
+                        url.redacted()
                     ),
                 );
             }
@@ -613,7 +625,8 @@ impl Settings {
     /// The PostgreSQL URL, when `database_url` names one.
     pub fn postgres_url(&self) -> Option<&str> {
         self.database_url
-            .as_deref()
+            .as_ref()
+            .map(SecretUrl::expose)
             .filter(|url| url.starts_with("postgres://") || url.starts_with("postgresql://"))
     }
 
@@ -621,7 +634,8 @@ impl Settings {
     pub fn sqlite_path(&self) -> PathBuf {
         match &self.database_url {
             Some(url) => PathBuf::from(
-                url.trim_start_matches("sqlite://")
+                url.expose()
+                    .trim_start_matches("sqlite://")
                     .trim_start_matches("sqlite:"),
             ),
             None => self.data_dir.join("hindsight.db"),
@@ -632,37 +646,10 @@ impl Settings {
         self.data_dir.join("index")
     }
 
-    /// The effective configuration as TOML, secrets masked.
+    /// The effective configuration as TOML, secrets masked: keys and tokens are `Secret`s and
+    /// URLs `SecretUrl`s, whose serialised form never holds the secret.
     pub fn to_masked_toml(&self) -> String {
-        let mut value =
-            toml::Value::try_from(self).unwrap_or(toml::Value::Table(Default::default()));
-        if let toml::Value::Table(table) = &mut value {
-            for key in SECRET_KEYS {
-                if let Some(v) = table.get_mut(*key) {
-                    *v = toml::Value::String("********".to_owned());
-                }
-            }
-        }
-        toml::to_string(&value).unwrap_or_default()
-    }
-}
-
-/// A URL with any password replaced, for error messages.
-pub fn redact_url(url: &str) -> String {
-    match (url.find("://"), url.rfind('@')) {
-        (Some(scheme), Some(at)) if at > scheme => {
-            let creds = &url[scheme + 3..at];
-            match creds.find(':') {
-                Some(colon) => format!(
-                    "{}{}:****{}",
-                    &url[..scheme + 3],
-                    &creds[..colon],
-                    &url[at..]
-                ),
-                None => url.to_owned(),
-            }
-        }
-        _ => url.to_owned(),
+        toml::to_string(self).unwrap_or_default()
     }
 }
 
@@ -846,6 +833,52 @@ mod tests {
         let out = s.to_masked_toml();
         assert!(!out.contains("super-secret"), "{out}");
         assert!(out.contains("auth_token = \"********\""), "{out}");
+    }
+
+    /// `hindsight config` once printed the PostgreSQL password inside `database_url`, and a
+    /// `{:?}` of the settings printed every key.
+    #[test]
+    fn neither_the_dump_nor_debug_shows_a_password_or_key() {
+        let s = Settings::load(
+            None,
+            env(&[
+                (
+                    "HINDSIGHT_DATABASE_URL",
+                    "postgres://app:pg-hunter2@db:5432/mem",
+                ),
+                (
+                    "HINDSIGHT_QDRANT_URL",
+                    "https://reader:qd-hunter2@qdrant:6334",
+                ),
+                ("HINDSIGHT_QDRANT_API_KEY", "qdrant-key-hunter2"),
+                ("HINDSIGHT_AUTH_TOKEN", "token-hunter2-0123456789"),
+                (
+                    "HINDSIGHT_LLM_BASE_URL",
+                    "https://u:llm-hunter2@llm.internal/v1",
+                ),
+                ("HINDSIGHT_LLM_MODEL", "m"),
+                ("HINDSIGHT_LLM_API_KEY", "sk-hunter2"),
+                ("HINDSIGHT_EMBED_API_KEY", "sk-embed-hunter2"),
+            ]),
+            Layer::default(),
+        )
+        .unwrap();
+        for shown in [s.to_masked_toml(), format!("{s:?}"), format!("{s:#?}")] {
+            assert!(!shown.contains("hunter2"), "{shown}");
+        }
+        let out = s.to_masked_toml();
+        assert!(
+            out.contains("database_url = \"postgres://app:****@db:5432/mem\""),
+            "the rest of the URL stays readable: {out}"
+        );
+        assert_eq!(
+            s.postgres_url(),
+            Some("postgres://app:pg-hunter2@db:5432/mem")
+        );
+        assert_eq!(
+            s.llm_api_key.as_ref().map(Secret::expose),
+            Some("sk-hunter2")
+        );
     }
 
     #[test]

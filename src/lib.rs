@@ -14,6 +14,7 @@ pub mod lock;
 pub mod mcp;
 pub mod metrics;
 pub mod origin;
+pub mod secret;
 pub mod service;
 pub mod startup;
 pub mod store;

@@ -27,7 +27,9 @@ pub struct Endpoint {
     pub pid: u32,
     /// e.g. `http://127.0.0.1:8765/mcp`
     pub url: String,
-    pub token: Option<String>,
+    /// Written to `endpoint.json` as it is (the file is the owner's, mode 0600); shown masked.
+    #[serde(with = "crate::secret::exposed")]
+    pub token: Option<crate::secret::Secret>,
     /// `serve` or `mcp`
     pub mode: String,
 }

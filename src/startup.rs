@@ -212,7 +212,11 @@ pub async fn embedder(settings: &Settings) -> Result<Arc<dyn Embedder>, StartupE
         }),
         EmbedderKind::Openai => {
             let mut config = OpenAiEmbedderConfig {
-                base_url: settings.embed_base_url.clone().unwrap_or_default(),
+                base_url: settings
+                    .embed_base_url
+                    .as_ref()
+                    .map(|u| u.expose().to_owned())
+                    .unwrap_or_default(),
                 model: settings.embed_model.clone().unwrap_or_default(),
                 api_key: settings.embed_api_key.clone(),
                 dimension: settings.embed_dimension.unwrap_or(0),
@@ -270,7 +274,7 @@ pub async fn open_index(
         Some(url) => Arc::new(
             QdrantIndex::connect(
                 &QdrantSettings {
-                    url: url.clone(),
+                    url: url.expose().to_owned(),
                     api_key: settings.qdrant_api_key.clone(),
                     collection: settings.qdrant_collection.clone(),
                     timeout: Duration::from_secs(settings.qdrant_timeout_secs),
@@ -324,7 +328,7 @@ pub fn job_env(settings: &Settings) -> Result<JobEnv, StartupError> {
         return Ok(JobEnv { llm: None });
     };
     let client = LlmClient::new(LlmConfig {
-        base_url: base_url.clone(),
+        base_url: base_url.expose().to_owned(),
         model: model.clone(),
         api_key: settings.llm_api_key.clone(),
         timeout: Duration::from_secs(settings.llm_timeout_secs),
@@ -391,7 +395,7 @@ pub async fn serve_http(
     service: Arc<MemoryService>,
     runner: Option<Arc<Runner>>,
     listener: TcpListener,
-    auth_token: Option<String>,
+    auth_token: Option<crate::secret::Secret>,
     guard: crate::http::BrowserGuard,
     shutdown: CancellationToken,
 ) -> Result<(), StartupError> {
@@ -447,14 +451,18 @@ pub fn browser_guard(
 }
 
 /// A random bearer token for the private endpoint of a stdio owner.
-pub fn random_token() -> String {
+pub fn random_token() -> crate::secret::Secret {
     use rand::Rng;
     let bytes: [u8; 24] = rand::rng().random();
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    crate::secret::Secret::new(bytes.iter().map(|b| format!("{b:02x}")).collect::<String>())
 }
 
 /// The endpoint another process should use to reach this one.
-pub fn endpoint(mode: &str, local: std::net::SocketAddr, token: Option<String>) -> Endpoint {
+pub fn endpoint(
+    mode: &str,
+    local: std::net::SocketAddr,
+    token: Option<crate::secret::Secret>,
+) -> Endpoint {
     let host = if local.ip().is_unspecified() {
         "127.0.0.1".to_owned()
     } else if local.is_ipv6() {

@@ -180,7 +180,10 @@ fn compose_env_is_what_the_daemon_reads_and_it_validates() {
         postgres["POSTGRES_USER"], postgres["POSTGRES_PASSWORD"], postgres["POSTGRES_DB"]
     );
     assert_eq!(settings.postgres_url(), Some(expected_db.as_str()));
-    assert_eq!(settings.qdrant_url.as_deref(), Some("http://qdrant:6334"));
+    assert_eq!(
+        settings.qdrant_url.as_ref().map(|u| u.expose()),
+        Some("http://qdrant:6334")
+    );
     assert!(
         settings.auth_token.is_some(),
         "beyond loopback the token is on"

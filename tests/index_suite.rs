@@ -259,7 +259,7 @@ async fn qdrant_server(test: &str) -> Option<(Collection, Arc<dyn VectorIndex>)>
     let index = QdrantIndex::connect(
         &QdrantSettings {
             url,
-            api_key: std::env::var("QDRANT_API_KEY").ok(),
+            api_key: std::env::var("QDRANT_API_KEY").ok().map(Into::into),
             collection: name,
             timeout: Duration::from_secs(10),
         },

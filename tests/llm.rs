@@ -27,7 +27,7 @@ async fn scripted_with(
     let client = LlmClient::new(LlmConfig {
         base_url: server.base_url,
         model: "scripted-model".to_owned(),
-        api_key: Some("sk-test".to_owned()),
+        api_key: Some("sk-test".into()),
         timeout,
         retries: 2,
         backoff: Duration::from_millis(20),

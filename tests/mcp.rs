@@ -7,7 +7,7 @@ mod common;
 use std::process::Stdio;
 use std::time::Duration;
 
-use common::{Daemon, call_err, call_ok, http_client, stdio_client};
+use common::{Daemon, call_err, call_ok, http_client, stdio_client, stdio_client_with};
 use rmcp::model::CallToolRequestParams;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
@@ -121,12 +121,73 @@ async fn tools_work_over_stdio() {
     client.cancel().await.unwrap();
 }
 
+/// Agents are told the rules in force: a daemon configured with another importance floor,
+/// TTL, dedup threshold and weights says so in its instructions and tool descriptions (they
+/// once hard-coded the defaults).
+#[tokio::test]
+async fn tools_tell_agents_the_rules_in_force() {
+    let dir = tempfile::tempdir().unwrap();
+    let client = stdio_client_with(
+        dir.path(),
+        &[
+            ("HINDSIGHT_MIN_IMPORTANCE", "0.45"),
+            ("HINDSIGHT_WORKING_TTL_HOURS", "72"),
+            ("HINDSIGHT_DEDUP_THRESHOLD", "0.95"),
+            ("HINDSIGHT_WEIGHT_SIMILARITY", "0.6"),
+            ("HINDSIGHT_WEIGHT_RECENCY", "0.3"),
+        ],
+    )
+    .await;
+    let instructions = client
+        .peer_info()
+        .and_then(|i| i.instructions.clone())
+        .expect("instructions");
+    assert!(
+        instructions.contains("expires after 72 h"),
+        "{instructions}"
+    );
+    assert!(!instructions.contains("24 h"), "{instructions}");
+    let tools = client.list_all_tools().await.expect("tools/list");
+    let description = |name: &str| {
+        tools
+            .iter()
+            .find(|t| t.name == name)
+            .and_then(|t| t.description.as_deref())
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let write = description("memory_write");
+    assert!(
+        write.contains("Importance below 0.45 is skipped"),
+        "{write}"
+    );
+    assert!(write.contains("cosine above 0.95"), "{write}");
+    assert!(write.contains("after 72 h"), "{write}");
+    let search = description("memory_search");
+    assert!(
+        search.contains("0.6·relevance + 0.3·recency + 0.1·importance"),
+        "{search}"
+    );
+    // And the rule is the one applied: importance 0.4 is below the floor.
+    let skipped = call_ok(
+        &client,
+        "memory_write",
+        json!({"content": "a passing remark", "importance": 0.4}),
+    )
+    .await;
+    assert_eq!(skipped["status"], "skipped");
+    client.cancel().await.unwrap();
+}
+
 #[tokio::test]
 async fn tools_work_over_http_with_bearer_auth_and_healthz() {
     let dir = tempfile::tempdir().unwrap();
     let token = "test-token-0123456789abcdef";
     let daemon = Daemon::start(dir.path(), &[("HINDSIGHT_AUTH_TOKEN", token)]).await;
-    assert_eq!(daemon.endpoint.token.as_deref(), Some(token));
+    assert_eq!(
+        daemon.endpoint.token.as_ref().map(|t| t.expose()),
+        Some(token)
+    );
     let http = reqwest::Client::new();
 
     let health = http
@@ -419,7 +480,13 @@ async fn a_second_stdio_server_relays_to_the_first() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     };
     assert_eq!(endpoint.mode, "mcp");
-    assert!(endpoint.token.as_deref().is_some_and(|t| t.len() >= 32));
+    assert!(
+        endpoint
+            .token
+            .as_ref()
+            .map(|t| t.expose())
+            .is_some_and(|t| t.len() >= 32)
+    );
     let second = stdio_client(dir.path()).await;
     let written = call_ok(
         &second,

@@ -549,6 +549,50 @@ async fn search_records_access_filters_time_range_and_types() {
     assert!(july_row.last_accessed_at.is_some());
 }
 
+/// Search accesses that could not be written are kept for the next flush (the archive job
+/// ranks cold rows by them); a failed flush once dropped them.
+#[tokio::test]
+async fn accesses_survive_a_failed_flush() {
+    let dir = tempfile::tempdir().unwrap();
+    let service = common::service(dir.path()).await;
+    let id = service
+        .write(&write("The staging database lives in eu-west-1"))
+        .await
+        .unwrap()
+        .memory_id
+        .unwrap();
+    service.flush().await.unwrap();
+    // The store refuses every access update, as it would on a full disk or a lost connection.
+    let db = sqlx::SqlitePool::connect(&format!(
+        "sqlite://{}",
+        dir.path().join("hindsight.db").display()
+    ))
+    .await
+    .unwrap();
+    sqlx::query(
+        "CREATE TRIGGER refuse_access BEFORE UPDATE OF access_count ON memories \
+         BEGIN SELECT RAISE(ABORT, 'refused for the test'); END",
+    )
+    .execute(&db)
+    .await
+    .unwrap();
+    for _ in 0..2 {
+        let found = service.search(&search("staging database")).await.unwrap();
+        assert_eq!(found.memories[0].id, id);
+    }
+    assert!(service.flush().await.is_err());
+    service.search(&search("staging database")).await.unwrap();
+    assert!(service.flush().await.is_err());
+    sqlx::query("DROP TRIGGER refuse_access")
+        .execute(&db)
+        .await
+        .unwrap();
+    service.flush().await.unwrap();
+    let row = service.store().get(id).await.unwrap().unwrap();
+    assert_eq!(row.access_count, 3, "every search counted, none lost");
+    assert!(row.last_accessed_at.is_some());
+}
+
 /// The full-text arm on its own, then fused with the dense one: both apply every filter
 /// (namespace, type, time range) where they run, and expired, forgotten, archived and (unless
 /// asked) deprecated rows never surface through either; a Chinese query finds Chinese
@@ -1045,6 +1089,8 @@ async fn invalid_requests_are_rejected_naming_the_field_and_write_nothing() {
 struct BrokenIndex {
     inner: Arc<dyn VectorIndex>,
     broken: AtomicBool,
+    /// Deletes fail while set.
+    broken_deletes: AtomicBool,
 }
 
 #[async_trait]
@@ -1064,6 +1110,9 @@ impl VectorIndex for BrokenIndex {
         self.inner.upsert(points).await
     }
     async fn delete(&self, ids: Vec<uuid::Uuid>) -> Result<(), IndexError> {
+        if self.broken_deletes.load(Ordering::SeqCst) {
+            return Err(IndexError::Engine("simulated failed delete".into()));
+        }
         self.inner.delete(ids).await
     }
     async fn search(&self, query: IndexQuery) -> Result<Vec<Hit>, IndexError> {
@@ -1088,6 +1137,121 @@ impl VectorIndex for BrokenIndex {
     }
 }
 
+/// An index whose searches for episodic memories of namespace `held` wait at a gate: such a
+/// write stops inside its dedup probe, holding its scope's write lock.
+struct GatedIndex {
+    inner: Arc<dyn VectorIndex>,
+    entered: tokio::sync::Notify,
+    gate: tokio::sync::Semaphore,
+}
+
+#[async_trait]
+impl VectorIndex for GatedIndex {
+    fn dimension(&self) -> usize {
+        self.inner.dimension()
+    }
+    fn is_shared(&self) -> bool {
+        self.inner.is_shared()
+    }
+    async fn upsert(&self, points: Vec<IndexPoint>) -> Result<(), IndexError> {
+        self.inner.upsert(points).await
+    }
+    async fn delete(&self, ids: Vec<uuid::Uuid>) -> Result<(), IndexError> {
+        self.inner.delete(ids).await
+    }
+    async fn search(&self, query: IndexQuery) -> Result<Vec<Hit>, IndexError> {
+        if query.namespace == "held" && query.memory_types == [MemoryType::Episodic] {
+            self.entered.notify_one();
+            self.gate.acquire().await.unwrap().forget();
+        }
+        self.inner.search(query).await
+    }
+    async fn lexical_search(
+        &self,
+        query: &IndexQuery,
+        terms: &[String],
+        max_df: f64,
+    ) -> Result<Option<hindsight::lexical::LexicalHits>, IndexError> {
+        self.inner.lexical_search(query, terms, max_df).await
+    }
+    async fn count(&self) -> Result<usize, IndexError> {
+        self.inner.count().await
+    }
+    async fn reset(&self, dimension: usize) -> Result<(), IndexError> {
+        self.inner.reset(dimension).await
+    }
+    async fn flush(&self) -> Result<(), IndexError> {
+        self.inner.flush().await
+    }
+}
+
+/// A write waits only for writes of its own (namespace, type): while one of namespace `held`
+/// is stuck in its dedup probe, writes to other namespaces and to another type of `held`
+/// finish, and a second episodic write to `held` waits its turn (and then merges, since the
+/// first one's row is there by then). One process-wide lock used to hold them all.
+#[tokio::test]
+async fn writes_wait_only_for_their_own_namespace_and_type() {
+    let dir = tempfile::tempdir().unwrap();
+    let embedder: Arc<dyn Embedder> = Arc::new(BuiltinEmbedder::new());
+    let index = Arc::new(GatedIndex {
+        inner: common::open_index(dir.path(), embedder.dimension()).await,
+        entered: tokio::sync::Notify::new(),
+        gate: tokio::sync::Semaphore::new(0),
+    });
+    let service = Arc::new(common::service_with(dir.path(), index.clone(), embedder).await);
+    let in_held = |content: &str| WriteRequest {
+        namespace: Some("held".into()),
+        ..write(content)
+    };
+    let first = tokio::spawn({
+        let service = service.clone();
+        let request = in_held("The deploy freeze starts on Friday at noon");
+        async move { service.write(&request).await }
+    });
+    index.entered.notified().await;
+    // The first write holds (held, episodic). Others go on.
+    let elsewhere = tokio::time::timeout(
+        std::time::Duration::from_secs(30),
+        service.write(&WriteRequest {
+            namespace: Some("other".into()),
+            ..write("The deploy freeze starts on Friday at noon")
+        }),
+    )
+    .await
+    .expect("a write to another namespace waited for the held one")
+    .unwrap();
+    assert_eq!(elsewhere.status, WriteStatus::Stored);
+    let other_type = tokio::time::timeout(
+        std::time::Duration::from_secs(30),
+        service.write(&WriteRequest {
+            memory_type: Some("semantic".into()),
+            ..in_held("The deploy freeze starts on Friday at noon")
+        }),
+    )
+    .await
+    .expect("a semantic write waited for an episodic one")
+    .unwrap();
+    assert_eq!(other_type.status, WriteStatus::Stored);
+    let second = tokio::spawn({
+        let service = service.clone();
+        let request = in_held("The deploy freeze starts on Friday at noon!");
+        async move { service.write(&request).await }
+    });
+    // The second write of the held scope queues behind the first; it has not reached the
+    // index (its search would pass the gate's notification on) while the first is stuck.
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    assert!(!second.is_finished(), "the same scope's write did not wait");
+    index.gate.add_permits(2);
+    let first = first.await.unwrap().unwrap();
+    let second = second.await.unwrap().unwrap();
+    assert_eq!(first.status, WriteStatus::Stored);
+    assert_eq!(
+        (second.status, second.duplicate_of),
+        (WriteStatus::Merged, first.memory_id),
+        "it waited, then found the first one's row"
+    );
+}
+
 #[tokio::test]
 async fn rows_written_before_a_failed_index_write_are_indexed_on_restart() {
     let dir = tempfile::tempdir().unwrap();
@@ -1096,6 +1260,7 @@ async fn rows_written_before_a_failed_index_write_are_indexed_on_restart() {
         let index = Arc::new(BrokenIndex {
             inner: common::open_index(dir.path(), embedder.dimension()).await,
             broken: AtomicBool::new(true),
+            broken_deletes: AtomicBool::new(false),
         });
         let service = common::service_with(dir.path(), index, embedder.clone()).await;
         let result = service
@@ -1133,6 +1298,75 @@ async fn rows_written_before_a_failed_index_write_are_indexed_on_restart() {
     assert_eq!(found.memories.first().map(|m| m.id), Some(id));
     service.flush().await.unwrap();
     assert!(service.store().index_pending(10).await.unwrap().is_empty());
+}
+
+/// A hard forget whose index delete fails leaves no vector behind for long: the rows are gone,
+/// so the tombstone keeps the delete pending, a repair while the index still fails keeps it,
+/// and the repair at the next start finishes it (it was once never retried).
+#[tokio::test]
+async fn a_hard_forget_whose_index_delete_failed_is_finished_by_repair() {
+    let dir = tempfile::tempdir().unwrap();
+    let embedder: Arc<dyn Embedder> = Arc::new(BuiltinEmbedder::new());
+    let id = {
+        let inner = common::open_index(dir.path(), embedder.dimension()).await;
+        let index = Arc::new(BrokenIndex {
+            inner: inner.clone(),
+            broken: AtomicBool::new(false),
+            broken_deletes: AtomicBool::new(true),
+        });
+        let service = common::service_with(dir.path(), index, embedder.clone()).await;
+        let id = service
+            .write(&write("The user's bank PIN is 4921"))
+            .await
+            .unwrap()
+            .memory_id
+            .unwrap();
+        service.flush().await.unwrap();
+        assert_eq!(inner.count().await.unwrap(), 1);
+        let forgotten = service
+            .forget(&ForgetRequest {
+                memory_id: Some(id.to_string()),
+                hard: Some(true),
+                ..Default::default()
+            })
+            .await
+            .unwrap();
+        assert_eq!(forgotten.ids, vec![id]);
+        assert!(service.store().get(id).await.unwrap().is_none());
+        assert_eq!(
+            inner.count().await.unwrap(),
+            1,
+            "the delete failed: the vector is still in the index"
+        );
+        assert_eq!(
+            service.store().index_deletes_pending(10).await.unwrap(),
+            vec![id]
+        );
+        assert!(
+            service.repair_index().await.is_err(),
+            "the index still fails"
+        );
+        assert_eq!(
+            service.store().index_deletes_pending(10).await.unwrap(),
+            vec![id]
+        );
+        id
+    };
+    let service = common::service(dir.path()).await;
+    assert_eq!(
+        service.index().count().await.unwrap(),
+        0,
+        "the repair at start deleted it"
+    );
+    assert!(
+        service
+            .store()
+            .index_deletes_pending(10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert!(service.store().get(id).await.unwrap().is_none());
 }
 
 #[tokio::test]

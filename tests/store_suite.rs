@@ -528,6 +528,10 @@ pub async fn forget_soft_and_hard(store: &dyn Database) {
         store.get(a.id).await.unwrap().unwrap().status,
         Status::Forgotten
     );
+    assert!(
+        store.index_deletes_pending(10).await.unwrap().is_empty(),
+        "a soft forget keeps its row, which carries the index change"
+    );
     // Forgetting again changes nothing.
     assert!(
         store
@@ -566,6 +570,21 @@ pub async fn forget_soft_and_hard(store: &dyn Database) {
     assert_eq!(hard, expected);
     assert!(store.get(b.id).await.unwrap().is_none());
     assert!(store.get(other.id).await.unwrap().is_some());
+    // The rows are gone: their tombstones carry the index delete until it is flushed.
+    assert_eq!(store.index_deletes_pending(10).await.unwrap(), expected);
+    store.mark_deletes_indexed(&[b.id]).await.unwrap();
+    let mut left = vec![a.id, c.id];
+    left.sort();
+    assert_eq!(store.index_deletes_pending(10).await.unwrap(), left);
+    // Forgetting them hard again finds nothing and leaves the rest pending as it was.
+    assert!(
+        store
+            .forget(&all, true, Utc::now())
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert_eq!(store.index_deletes_pending(10).await.unwrap(), left);
 
     // created_before excludes newer rows.
     let newer = ForgetSelector::Filter(ForgetFilter {

@@ -248,7 +248,7 @@ pub(super) async fn post(
     let url = format!("{base}/{path}");
     let mut request = reqwest::Client::new().post(&url);
     if let Some(token) = &endpoint.token {
-        request = request.bearer_auth(token);
+        request = request.bearer_auth(token.expose());
     }
     // Always a JSON body: the daemon refuses any other kind of POST (its browser guard).
     request = request.json(&body.unwrap_or_else(|| json!({})));

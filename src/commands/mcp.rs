@@ -68,9 +68,51 @@ async fn serve_directly(settings: Settings, lock: DataDirLock) -> anyhow::Result
     }
     runner.stop_now();
     shutdown.cancel();
-    let _ = http.await;
+    let endpoint = private_endpoint_outcome(http.await);
+    if let Err(e) = &endpoint {
+        tracing::error!(error = %e, "the private endpoint failed");
+    }
     engine.shutdown(startup::JOB_STOP_GRACE).await;
     service.flush().await?;
     drop(lock);
-    Ok(())
+    endpoint
+}
+
+/// How the private endpoint's task ended: a failure (other `hindsight mcp` processes could not
+/// relay to this one, and its index maintenance stopped) is the command's failure too.
+fn private_endpoint_outcome(
+    joined: Result<Result<(), startup::StartupError>, tokio::task::JoinError>,
+) -> anyhow::Result<()> {
+    match joined {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(e)) => Err(anyhow::anyhow!(
+            "the private endpoint for other `hindsight mcp` processes failed: {e}"
+        )),
+        Err(e) => Err(anyhow::anyhow!(
+            "the private endpoint for other `hindsight mcp` processes stopped: {e}"
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_failed_private_endpoint_is_reported() {
+        assert!(private_endpoint_outcome(Ok(Ok(()))).is_ok());
+        let failed = private_endpoint_outcome(Ok(Err(startup::StartupError::Io(
+            std::io::Error::other("accept failed"),
+        ))));
+        let message = failed.unwrap_err().to_string();
+        assert!(
+            message.contains("private endpoint") && message.contains("accept failed"),
+            "{message}"
+        );
+        let panicked = tokio::spawn(async { panic!("boom") }).await;
+        let message = private_endpoint_outcome(panicked.map(|()| Ok(())))
+            .unwrap_err()
+            .to_string();
+        assert!(message.contains("stopped"), "{message}");
+    }
 }

@@ -209,7 +209,7 @@ async fn call_remote(
 ) -> anyhow::Result<Value> {
     let mut config = StreamableHttpClientTransportConfig::with_uri(endpoint.url.clone());
     if let Some(token) = &endpoint.token {
-        config = config.auth_header(token.clone());
+        config = config.auth_header(token.expose().to_owned());
     }
     let client = ClientConfig::new(
         ClientCapabilities::default(),

@@ -88,7 +88,7 @@ enum Command {
 pub async fn run(cli: Cli) -> anyhow::Result<()> {
     let mut flags = Layer {
         data_dir: cli.data_dir,
-        database_url: cli.database_url.map(Some),
+        database_url: cli.database_url.map(|url| Some(url.as_str().into())),
         embedder: cli.embedder,
         ..Layer::default()
     };

@@ -102,7 +102,7 @@ pub struct LlmConfig {
     /// e.g. `https://api.openai.com/v1` or `http://localhost:11434/v1`
     pub base_url: String,
     pub model: String,
-    pub api_key: Option<String>,
+    pub api_key: Option<crate::secret::Secret>,
     /// Per attempt.
     pub timeout: Duration,
     /// Attempts after the first, for timed-out calls.
@@ -162,7 +162,13 @@ impl LlmClient {
         // Local servers take no key; async-openai would otherwise read OPENAI_API_KEY.
         let openai = OpenAIConfig::new()
             .with_api_base(config.base_url.trim_end_matches('/'))
-            .with_api_key(config.api_key.clone().unwrap_or_default());
+            .with_api_key(
+                config
+                    .api_key
+                    .as_ref()
+                    .map(|k| k.expose())
+                    .unwrap_or_default(),
+            );
         let http = reqwest::Client::builder()
             .timeout(config.timeout)
             .build()

@@ -14,7 +14,7 @@ pub struct OpenAiEmbedderConfig {
     /// e.g. `https://api.openai.com/v1` or `http://localhost:11434/v1`
     pub base_url: String,
     pub model: String,
-    pub api_key: Option<String>,
+    pub api_key: Option<crate::secret::Secret>,
     pub dimension: usize,
     pub timeout: Duration,
     /// Inputs per request.
@@ -31,7 +31,13 @@ impl OpenAiEmbedder {
     pub fn new(config: OpenAiEmbedderConfig) -> Result<Self, EmbedError> {
         let mut openai = OpenAIConfig::new().with_api_base(config.base_url.trim_end_matches('/'));
         // Local servers (Ollama, TEI) take no key; async-openai would otherwise read OPENAI_API_KEY.
-        openai = openai.with_api_key(config.api_key.clone().unwrap_or_default());
+        openai = openai.with_api_key(
+            config
+                .api_key
+                .as_ref()
+                .map(|k| k.expose())
+                .unwrap_or_default(),
+        );
         let http = reqwest::Client::builder()
             .timeout(config.timeout)
             .build()

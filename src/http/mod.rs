@@ -31,7 +31,7 @@ use crate::service::MemoryService;
 pub fn router(
     service: Arc<MemoryService>,
     runner: Option<Arc<crate::jobs::Runner>>,
-    auth_token: Option<String>,
+    auth_token: Option<crate::secret::Secret>,
     guard: BrowserGuard,
     shutdown: CancellationToken,
 ) -> Router {
@@ -85,12 +85,12 @@ async fn healthz(State(service): State<Arc<MemoryService>>) -> Response {
 }
 
 async fn require_bearer(
-    State(token): State<Arc<Option<String>>>,
+    State(token): State<Arc<Option<crate::secret::Secret>>>,
     headers: HeaderMap,
     request: Request,
     next: Next,
 ) -> Response {
-    let Some(expected) = token.as_deref() else {
+    let Some(expected) = token.as_ref().as_ref().map(crate::secret::Secret::expose) else {
         return next.run(request).await;
     };
     let given = headers

@@ -38,7 +38,7 @@ const CREATED_AT: &str = "created_at";
 pub struct QdrantSettings {
     /// gRPC endpoint, e.g. `http://qdrant:6334`.
     pub url: String,
-    pub api_key: Option<String>,
+    pub api_key: Option<crate::secret::Secret>,
     pub collection: String,
     /// Per-request timeout.
     pub timeout: Duration,
@@ -71,7 +71,7 @@ impl QdrantIndex {
         // The compatibility check would print to stdout (the MCP stdio stream) and probe the
         // server inside `build()`; the health check below is the explicit probe instead.
         let client = Qdrant::from_url(&settings.url)
-            .api_key(settings.api_key.clone())
+            .api_key(settings.api_key.as_ref().map(|k| k.expose().to_owned()))
             .timeout(settings.timeout)
             .connect_timeout(Duration::from_secs(5))
             .skip_compatibility_check()

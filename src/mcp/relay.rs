@@ -31,7 +31,7 @@ pub async fn run(endpoint: &Endpoint) -> std::io::Result<()> {
     let mut down = AsyncRwTransport::<RoleServer, _, _>::new_server(stdin, stdout);
     let mut config = StreamableHttpClientTransportConfig::with_uri(endpoint.url.clone());
     if let Some(token) = &endpoint.token {
-        config = config.auth_header(token.clone());
+        config = config.auth_header(token.expose().to_owned());
     }
     let mut up = StreamableHttpClientTransport::from_config(config);
 

@@ -9,20 +9,12 @@ use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{Implementation, ServerCapabilities, ServerConfig};
 use rmcp::{Json, ServerHandler, tool, tool_handler, tool_router};
 
+use super::descriptions;
 use crate::domain::Namespace;
 use crate::service::{
     Args, ForgetRequest, ForgetResult, MemoryService, SearchRequest, SearchResult, ServiceError,
     WriteRequest, WriteResult,
 };
-
-const INSTRUCTIONS: &str = "Long-term memory that persists across conversations. \
-Call memory_search before answering questions that may depend on what you learned earlier about \
-the user, their projects or past events. Call memory_write when you learn something worth keeping: \
-a durable fact or preference (memory_type semantic, with entity and attribute when it is a property \
-that can change, e.g. entity \"user\", attribute \"preferred_language\"), something that happened \
-(episodic), or scratch context for the current task (working, expires after 24 h). Write one \
-self-contained statement per memory. Near-duplicates are merged automatically. Use memory_forget \
-when the user asks you to forget something.";
 
 #[derive(Clone)]
 pub struct HindsightMcp {
@@ -63,18 +55,25 @@ fn invalid<T>(e: crate::domain::ValidationError) -> Result<T, ServiceError> {
 #[tool_router]
 impl HindsightMcp {
     pub fn new(service: Arc<MemoryService>) -> Self {
+        let mut tool_router = Self::tool_router();
+        // The descriptions state the rules in force, not the defaults (`descriptions.rs`).
+        let rules = service.rules();
+        for (name, description) in [
+            ("memory_write", descriptions::memory_write(rules)),
+            ("memory_search", descriptions::memory_search(rules)),
+            ("memory_forget", descriptions::memory_forget(rules)),
+        ] {
+            if let Some(route) = tool_router.map.get_mut(name) {
+                route.attr.description = Some(description.into());
+            }
+        }
         Self {
             service,
-            tool_router: Self::tool_router(),
+            tool_router,
         }
     }
 
-    /// Store a memory. Returns {status: stored|merged|skipped, memory_id, reason, duplicate_of,
-    /// superseded, superseded_by}. Importance below 0.3 is skipped; a near-duplicate of an
-    /// active memory of the same namespace and type is merged into it; a memory with the same
-    /// entity and attribute as an active one supersedes (deprecates) the older one — unless the
-    /// active one happened later (occurred_at), when the new one is kept as superseded by it.
-    /// Set occurred_at when writing down something that happened earlier.
+    /// Store a memory (described to agents by `descriptions::memory_write`).
     #[tool(annotations(destructive_hint = false, idempotent_hint = false))]
     async fn memory_write(
         &self,
@@ -95,11 +94,7 @@ impl HindsightMcp {
         )
     }
 
-    /// Search memories by meaning and by their words (vector and full-text matches, fused).
-    /// Returns {memories: [...]}, best first, each with its content, type, provenance (source),
-    /// when it happened (occurred_at) and was stored (created_at), and
-    /// score = 0.7·relevance + 0.2·recency + 0.1·importance (recency from occurred_at).
-    /// Expired, forgotten and (unless include_deprecated) superseded memories are never returned.
+    /// Search memories (described to agents by `descriptions::memory_search`).
     #[tool(annotations(read_only_hint = true))]
     async fn memory_search(
         &self,
@@ -120,10 +115,7 @@ impl HindsightMcp {
         )
     }
 
-    /// Forget memories: one by memory_id, or all matching a filter (namespace required; optional
-    /// memory_type, entity, created_before), archived ones included. Soft by default (no longer
-    /// returned, kept for audit); hard: true deletes them for good. A forgotten memory is never
-    /// restored. Returns {forgotten: count, ids, archived, exported}.
+    /// Forget memories (described to agents by `descriptions::memory_forget`).
     #[tool(annotations(destructive_hint = true, idempotent_hint = true))]
     async fn memory_forget(
         &self,
@@ -154,6 +146,6 @@ impl ServerHandler for HindsightMcp {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("hindsight", env!("CARGO_PKG_VERSION")))
-            .with_instructions(INSTRUCTIONS)
+            .with_instructions(descriptions::instructions(self.service.rules()))
     }
 }

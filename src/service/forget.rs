@@ -6,21 +6,47 @@ use chrono::Utc;
 
 use super::requests::ForgetRequest;
 use super::{ForgetResult, MemoryService, ServiceError};
+use crate::domain::MemoryType;
+use crate::store::ForgetSelector;
 
 impl MemoryService {
     pub async fn forget(&self, request: &ForgetRequest) -> Result<ForgetResult, ServiceError> {
         let valid = request.validate()?;
         let now = Utc::now();
-        let _guard = self.write_lock.lock().await;
+        // The scopes whose rows this forget may change, so no write of theirs interleaves its
+        // index update with this forget's (a merge's upsert landing after the delete).
+        let _guard = match &valid.selector {
+            ForgetSelector::Filter(filter) => {
+                let types = filter
+                    .memory_type
+                    .map_or(MemoryType::ALL.to_vec(), |t| vec![t]);
+                Some(
+                    self.write_locks
+                        .scopes(filter.namespace.as_str(), &types)
+                        .await,
+                )
+            }
+            // Only a hot row has a point; an archived one or none needs no scope.
+            ForgetSelector::Id(id) => match self.store.get(*id).await? {
+                Some(row) => Some(
+                    self.write_locks
+                        .scope(row.namespace.as_str(), row.memory_type)
+                        .await,
+                ),
+                None => None,
+            },
+        };
         let forgotten = self.store.forget(&valid.selector, valid.hard, now).await?;
         let hot = &forgotten.hot;
         if !hot.is_empty() {
-            // Soft: the rows are marked index-pending in the same statement, so a crash here is
-            // repaired at start. Hard: the rows are gone; a leftover point is dropped by the
-            // next search that meets it. Archived rows and exported copies have no points.
+            // Soft: the rows are marked index-pending in the same statement; hard: the rows are
+            // gone and their tombstones are marked instead (`index_delete_pending`). Either way
+            // a failed or interrupted delete is finished by the next repair, and the flag is
+            // cleared only once the engine has flushed it. Archived rows and exported copies
+            // have no points.
             match self.index.delete(hot.clone()).await {
                 Ok(()) if !valid.hard => self.note_unflushed(hot.iter().map(|id| (*id, now))),
-                Ok(()) => {}
+                Ok(()) => self.note_unflushed_deletes(hot.iter().copied()),
                 Err(e) => tracing::warn!(error = %e, "index delete failed; repair will retry"),
             }
         }

@@ -57,12 +57,29 @@ impl MemoryService {
             .extend(rows);
     }
 
+    pub(crate) fn note_unflushed_deletes(&self, ids: impl IntoIterator<Item = MemoryId>) {
+        self.unflushed_deletes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .extend(ids);
+    }
+
     pub(crate) fn note_access(&self, ids: impl IntoIterator<Item = MemoryId>, at: DateTime<Utc>) {
         let mut accesses = self.accesses.lock().unwrap_or_else(|e| e.into_inner());
         for id in ids {
             let entry = accesses.entry(id).or_insert((0, at));
             entry.0 += 1;
             entry.1 = entry.1.max(at);
+        }
+    }
+
+    /// Put accesses that could not be written back into the buffer, added to any noted since.
+    fn restore_accesses(&self, unwritten: Vec<AccessHit>) {
+        let mut accesses = self.accesses.lock().unwrap_or_else(|e| e.into_inner());
+        for hit in unwritten {
+            let entry = accesses.entry(hit.id).or_insert((0, hit.at));
+            entry.0 += hit.count;
+            entry.1 = entry.1.max(hit.at);
         }
     }
 
@@ -75,14 +92,35 @@ impl MemoryService {
                 .into_iter()
                 .map(|(id, (count, at))| AccessHit { id, count, at })
                 .collect();
-        self.store.record_access(&accesses).await?;
+        if let Err(e) = self.store.record_access(&accesses).await {
+            // Kept for the next flush: the archive job ranks cold rows by these counts.
+            self.restore_accesses(accesses);
+            return Err(e.into());
+        }
         let batch = std::mem::take(&mut *self.unflushed.lock().unwrap_or_else(|e| e.into_inner()));
-        if batch.is_empty() {
+        let deletes = std::mem::take(
+            &mut *self
+                .unflushed_deletes
+                .lock()
+                .unwrap_or_else(|e| e.into_inner()),
+        );
+        if batch.is_empty() && deletes.is_empty() {
             return Ok(0);
         }
-        self.index.flush().await?;
-        self.store.mark_indexed(&batch).await?;
-        Ok(batch.len())
+        let confirmed = async {
+            self.index.flush().await?;
+            self.store.mark_indexed(&batch).await?;
+            self.store.mark_deletes_indexed(&deletes).await?;
+            Ok::<_, ServiceError>(())
+        }
+        .await;
+        if let Err(e) = confirmed {
+            // Still pending in the store either way; kept here so the next flush confirms them.
+            self.note_unflushed(batch);
+            self.note_unflushed_deletes(deletes);
+            return Err(e);
+        }
+        Ok(batch.len() + deletes.len())
     }
 
     /// Bring the index up to date with the store: finish every change a crash interrupted, and
@@ -97,6 +135,21 @@ impl MemoryService {
             }
             let n = pending.len();
             self.try_sync_index(&pending).await?;
+            self.flush().await?;
+            repaired += n;
+            if (n as i64) < BATCH {
+                break;
+            }
+        }
+        // Hard-forgotten memories whose point may still be in the index.
+        loop {
+            let deletes = self.store.index_deletes_pending(BATCH).await?;
+            if deletes.is_empty() {
+                break;
+            }
+            let n = deletes.len();
+            self.index.delete(deletes.clone()).await?;
+            self.note_unflushed_deletes(deletes);
             self.flush().await?;
             repaired += n;
             if (n as i64) < BATCH {

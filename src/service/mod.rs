@@ -14,6 +14,7 @@ pub mod requests;
 mod responses;
 mod search;
 mod write;
+mod write_locks;
 
 use std::sync::Arc;
 
@@ -116,12 +117,15 @@ pub struct MemoryService {
     index: Arc<dyn VectorIndex>,
     embedder: Arc<dyn Embedder>,
     rules: Rules,
-    /// Serialises dedup-check-then-insert within this process.
-    write_lock: tokio::sync::Mutex<()>,
+    /// Serialise dedup-check-then-insert within this process, per (namespace, type).
+    write_locks: write_locks::WriteLocks,
     /// Set when the data was embedded with another embedder: search and write refuse.
     mismatch: Option<String>,
     /// Rows applied to the index but not yet flushed by the engine (still `index_pending`).
     unflushed: std::sync::Mutex<Vec<(MemoryId, DateTime<Utc>)>>,
+    /// Hard-forgotten ids deleted from the index but not yet flushed (their tombstones still
+    /// `index_delete_pending`).
+    unflushed_deletes: std::sync::Mutex<Vec<MemoryId>>,
     /// Search hits not yet written to access_count / last_accessed_at: a write per search
     /// tripled search p99, so accesses are batched and written by `flush`.
     accesses: std::sync::Mutex<std::collections::HashMap<MemoryId, (i64, DateTime<Utc>)>>,
@@ -162,9 +166,10 @@ impl MemoryService {
             index,
             embedder,
             rules,
-            write_lock: tokio::sync::Mutex::new(()),
+            write_locks: write_locks::WriteLocks::new(),
             mismatch,
             unflushed: std::sync::Mutex::new(Vec::new()),
+            unflushed_deletes: std::sync::Mutex::new(Vec::new()),
             accesses: std::sync::Mutex::new(std::collections::HashMap::new()),
             held: std::sync::Mutex::new(Vec::new()),
             metrics: Arc::new(Metrics::new()),

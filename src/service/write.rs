@@ -30,10 +30,13 @@ impl MemoryService {
         self.ensure_embedder_matches()?;
         let embedding = self.embed_one(valid.content.as_str()).await?;
 
-        let _guard = self.write_lock.lock().await;
+        let _guard = self
+            .write_locks
+            .scope(valid.namespace.as_str(), valid.memory_type)
+            .await;
         // Replicas sharing the database and the index queue here, held until the new row is in
         // the index so their dedup probe sees it. An embedded index has the database to itself
-        // (startup claims it), so the process lock above is enough.
+        // (startup claims it), so the process's lock on the scope above is enough.
         let scope = if self.index.is_shared() {
             Some(
                 self.store

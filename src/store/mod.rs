@@ -370,6 +370,13 @@ pub trait MemoryStore: Send + Sync + 'static {
     /// Rows whose index entry may be stale, oldest first.
     async fn index_pending(&self, limit: i64) -> Result<Vec<Memory>, StoreError>;
 
+    /// Hard-forgotten ids whose index point may still be there (their tombstone says so until
+    /// `mark_deletes_indexed`): the rows are gone, so `index_pending` cannot carry them.
+    async fn index_deletes_pending(&self, limit: i64) -> Result<Vec<MemoryId>, StoreError>;
+
+    /// The index has flushed the deletes of `ids`.
+    async fn mark_deletes_indexed(&self, ids: &[MemoryId]) -> Result<(), StoreError>;
+
     /// Clear the pending flag, but only if the row has not changed since `seen_updated_at`
     /// (a concurrent change keeps it pending for the next repair).
     async fn mark_indexed(&self, rows: &[(MemoryId, DateTime<Utc>)]) -> Result<(), StoreError>;

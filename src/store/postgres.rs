@@ -559,9 +559,11 @@ impl MemoryStore for PostgresStore {
                    (SELECT id FROM hot UNION ALL SELECT id FROM archived)), \
                  found AS (SELECT 0 AS place, id FROM hot UNION ALL SELECT 1, id FROM archived \
                    UNION ALL SELECT 2, id FROM exported), \
-                 tombstones AS (INSERT INTO forgotten (id, mode, forgotten_at) \
-                   SELECT DISTINCT id, 'hard', $6::timestamptz FROM found \
-                   ON CONFLICT (id) DO UPDATE SET mode = 'hard', forgotten_at = excluded.forgotten_at \
+                 tombstones AS (INSERT INTO forgotten (id, mode, forgotten_at, \
+                   index_delete_pending) \
+                   SELECT id, 'hard', $6::timestamptz, bool_or(place = 0) FROM found GROUP BY id \
+                   ON CONFLICT (id) DO UPDATE SET mode = 'hard', forgotten_at = excluded.forgotten_at, \
+                   index_delete_pending = excluded.index_delete_pending \
                    WHERE forgotten.mode <> 'hard') \
                  SELECT DISTINCT place, id FROM found"
             )
@@ -641,6 +643,29 @@ impl MemoryStore for PostgresStore {
         .fetch_all(&self.pool)
         .await?;
         rows_to_memories(&rows)
+    }
+
+    async fn index_deletes_pending(&self, limit: i64) -> Result<Vec<MemoryId>, StoreError> {
+        Ok(sqlx::query_scalar(
+            "SELECT id FROM forgotten WHERE index_delete_pending ORDER BY id LIMIT $1",
+        )
+        .bind(limit)
+        .fetch_all(&self.pool)
+        .await?)
+    }
+
+    async fn mark_deletes_indexed(&self, ids: &[MemoryId]) -> Result<(), StoreError> {
+        if ids.is_empty() {
+            return Ok(());
+        }
+        sqlx::query(
+            "UPDATE forgotten SET index_delete_pending = FALSE \
+             WHERE index_delete_pending AND id = ANY($1::uuid[])",
+        )
+        .bind(ids.to_vec())
+        .execute(&self.pool)
+        .await?;
+        Ok(())
     }
 
     async fn mark_indexed(&self, rows: &[(MemoryId, DateTime<Utc>)]) -> Result<(), StoreError> {

@@ -625,6 +625,16 @@ impl MemoryStore for SqliteStore {
         .bind(ms(at))
         .execute(&mut *tx)
         .await?;
+        if hard && !forgotten.hot.is_empty() {
+            // The deleted hot rows had points: the tombstone carries their delete to the index.
+            sqlx::query(
+                "UPDATE forgotten SET index_delete_pending = 1 \
+                 WHERE id IN (SELECT value FROM json_each(?1))",
+            )
+            .bind(ids_json(&forgotten.hot))
+            .execute(&mut *tx)
+            .await?;
+        }
         tx.commit().await?;
         Ok(forgotten)
     }
@@ -661,6 +671,30 @@ impl MemoryStore for SqliteStore {
         .fetch_all(&self.pool)
         .await?;
         rows_to_memories(&rows)
+    }
+
+    async fn index_deletes_pending(&self, limit: i64) -> Result<Vec<MemoryId>, StoreError> {
+        let ids: Vec<String> = sqlx::query_scalar(
+            "SELECT id FROM forgotten WHERE index_delete_pending = 1 ORDER BY id LIMIT ?1",
+        )
+        .bind(limit)
+        .fetch_all(&self.pool)
+        .await?;
+        parse_ids(ids)
+    }
+
+    async fn mark_deletes_indexed(&self, ids: &[MemoryId]) -> Result<(), StoreError> {
+        if ids.is_empty() {
+            return Ok(());
+        }
+        sqlx::query(
+            "UPDATE forgotten SET index_delete_pending = 0 \
+             WHERE index_delete_pending = 1 AND id IN (SELECT value FROM json_each(?1))",
+        )
+        .bind(ids_json(ids))
+        .execute(&self.pool)
+        .await?;
+        Ok(())
     }
 
     async fn mark_indexed(&self, rows: &[(MemoryId, DateTime<Utc>)]) -> Result<(), StoreError> {

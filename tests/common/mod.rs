@@ -181,7 +181,7 @@ pub type Client = RunningService<RoleClient, ()>;
 pub async fn http_client(endpoint: &Endpoint) -> Client {
     let mut config = StreamableHttpClientTransportConfig::with_uri(endpoint.url.clone());
     if let Some(token) = &endpoint.token {
-        config = config.auth_header(token.clone());
+        config = config.auth_header(token.expose().to_owned());
     }
     ().serve(StreamableHttpClientTransport::from_config(config))
         .await
@@ -190,13 +190,19 @@ pub async fn http_client(endpoint: &Endpoint) -> Client {
 
 /// `hindsight mcp --data-dir DIR` as a child speaking MCP over stdio.
 pub async fn stdio_client(data_dir: &Path) -> Client {
+    stdio_client_with(data_dir, &[]).await
+}
+
+/// `stdio_client` with more environment (`HINDSIGHT_*` settings).
+pub async fn stdio_client_with(data_dir: &Path, envs: &[(&str, &str)]) -> Client {
     let command = tokio::process::Command::new(binary()).configure(|c| {
         c.arg("mcp")
             .arg("--data-dir")
             .arg(data_dir)
             .env("HINDSIGHT_CONFIG", data_dir.join("no-such-config.toml"))
             .env("HF_HUB_OFFLINE", "1")
-            .env("HF_HUB_CACHE", data_dir.join("no-hub-cache"));
+            .env("HF_HUB_CACHE", data_dir.join("no-hub-cache"))
+            .envs(envs.iter().copied());
     });
     let (transport, _stderr) = TokioChildProcess::builder(command)
         .stderr(Stdio::inherit())
