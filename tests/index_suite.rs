@@ -2,6 +2,7 @@
 //! (always) and a Qdrant server (when `QDRANT_URL` names one; otherwise each server test says on
 //! stderr that it was skipped and why — this machine kind cannot run a Qdrant server).
 
+mod common;
 use std::io::Write;
 use std::sync::Arc;
 use std::time::Duration;
@@ -436,4 +437,14 @@ mod embedded_lexical {
         );
         assert_eq!(two.len(), 20, "`the` matches every point");
     }
+}
+
+#[test]
+fn every_suite_function_runs_on_every_backend() {
+    common::assert_suite_lists_every_function(
+        "index_suite",
+        "index_suite.rs",
+        &["index_suite.rs"],
+        "index: &dyn VectorIndex",
+    );
 }

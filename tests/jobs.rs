@@ -957,3 +957,13 @@ async fn postgres_replicas_never_run_one_job_twice_at_once() {
     ran(outcome.unwrap());
     assert_eq!(gate.runs.load(Ordering::SeqCst), 2);
 }
+
+#[test]
+fn every_suite_function_runs_on_every_backend() {
+    common::assert_suite_lists_every_function(
+        "jobs_suite",
+        "jobs.rs",
+        &["jobs.rs", "jobs/distill.rs", "jobs/forget.rs"],
+        "f: Fixture",
+    );
+}

@@ -204,3 +204,13 @@ async fn postgres() -> (common::pg::TestDatabase, Arc<dyn RunLedger>) {
 }
 
 ledger_suite!(postgres_backend, postgres());
+
+#[test]
+fn every_suite_function_runs_on_every_backend() {
+    common::assert_suite_lists_every_function(
+        "ledger_suite",
+        "ledger_suite.rs",
+        &["ledger_suite.rs"],
+        "ledger: Arc<dyn RunLedger>",
+    );
+}

@@ -1229,3 +1229,13 @@ async fn sqlite_leaves_out_terms_most_rows_hold() {
         "a query of common words still matches (its two rarest terms stay)"
     );
 }
+
+#[test]
+fn every_suite_function_runs_on_every_backend() {
+    common::assert_suite_lists_every_function(
+        "store_suite",
+        "store_suite.rs",
+        &["store_suite.rs"],
+        "store: &dyn Database",
+    );
+}

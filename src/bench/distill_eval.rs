@@ -221,7 +221,8 @@ pub async fn distill_eval(
     // write path's dedup of "Hey!" and "Thanks!".
     let started = Instant::now();
     let mut dia_of: HashMap<MemoryId, String> = HashMap::new();
-    let mut text_of: HashMap<String, String> = HashMap::new();
+    // By memory id: a turn's dia_id ("D1:7") repeats in every conversation.
+    let mut text_of: HashMap<MemoryId, String> = HashMap::new();
     let mut turns = 0;
     for conversation in &conversations {
         let namespace = Namespace::parse(&conversation.namespace)?;
@@ -248,7 +249,7 @@ pub async fn distill_eval(
                 .into_memory();
                 db.insert(&memory).await?;
                 dia_of.insert(memory.id, turn.dia_id.clone());
-                text_of.insert(turn.dia_id.clone(), turn.content.clone());
+                text_of.insert(memory.id, turn.content.clone());
                 turns += 1;
             }
         }
@@ -418,9 +419,9 @@ pub async fn distill_eval(
                     "content": candidate.content.chars().take(200).collect::<String>(),
                     "states_a_fact": states_a_fact,
                     "on_evidence": on_evidence,
-                    "episodes": turns.iter().take(6).map(|t| json!({
-                        "turn": t,
-                        "text": text_of.get(*t).map(|x| x.chars().take(160).collect::<String>()),
+                    "episodes": candidate.source_ids.iter().take(6).map(|id| json!({
+                        "turn": dia_of.get(id),
+                        "text": text_of.get(id).map(|x| x.chars().take(160).collect::<String>()),
                     })).collect::<Vec<_>>(),
                 }));
             }

@@ -153,10 +153,12 @@ fn degenerate(text: &str) -> bool {
             return true;
         }
     }
-    let words: Vec<&str> = text.split_whitespace().collect();
+    // Over the normalised words, so commas do not hide a loop ("I'm a dancer, I'm a dancer,
+    // I'm a dancer": Gemma 3 270M).
+    let words: Vec<&str> = words.split_whitespace().collect();
     let mut seen = std::collections::HashMap::new();
     words.windows(3).any(|w| {
-        let count = seen.entry(w.join(" ").to_lowercase()).or_insert(0);
+        let count = seen.entry(w.join(" ")).or_insert(0);
         *count += 1;
         *count >= 3
     })
@@ -242,6 +244,7 @@ mod tests {
             "she likes the park and the park and the park and"
         ));
         assert!(degenerate("他喜欢猫。他喜欢猫。"));
+        assert!(degenerate("I'm a dancer, I'm a dancer, I'm a dancer"));
         assert!(!degenerate(
             "Caroline plans to adopt a child and is researching agencies."
         ));

@@ -16,21 +16,12 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use super::config::{JobConfigError, JobSettings};
-use super::registry::JobSpec;
-use super::{Job, JobContext, JobEnv, JobError, JobStats};
+use super::{Job, JobContext, JobEnv, JobError, JobSpec, JobStats};
 use crate::domain::Status;
 
 pub const SPEC: JobSpec = JobSpec {
     name: "capacity",
     default_cron: "0 */5 * * * *",
-    params: &[
-        "max_total",
-        "max_per_namespace",
-        "warn_ratio",
-        "alertmanager_url",
-        "webhook_url",
-        "evict",
-    ],
     build,
 };
 
@@ -42,10 +33,36 @@ const FIRING_META_KEY: &str = "capacity_alerts_firing";
 /// missed runs, short enough that a dead daemon's alerts clear.
 const FIRING_VALIDITY: chrono::Duration = chrono::Duration::hours(1);
 
+/// `[params]` of `jobs/capacity.toml`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, default)]
+struct Params {
+    max_total: i64,
+    /// 0: no limit per namespace.
+    max_per_namespace: i64,
+    warn_ratio: f64,
+    alertmanager_url: Option<String>,
+    webhook_url: Option<String>,
+    evict: bool,
+}
+
+impl Default for Params {
+    fn default() -> Self {
+        Self {
+            max_total: 500_000,
+            max_per_namespace: 0,
+            warn_ratio: 0.8,
+            alertmanager_url: None,
+            webhook_url: None,
+            evict: false,
+        }
+    }
+}
+
 fn build(settings: &JobSettings, _env: &JobEnv) -> Result<Arc<dyn Job>, JobConfigError> {
-    let url = |key: &str| -> Result<Option<reqwest::Url>, JobConfigError> {
-        settings
-            .string(key)?
+    let p: Params = settings.params()?;
+    let url = |key: &str, raw: Option<String>| -> Result<Option<reqwest::Url>, JobConfigError> {
+        super::config::non_empty(raw)
             .map(|raw| {
                 reqwest::Url::parse(&raw)
                     .ok()
@@ -56,14 +73,15 @@ fn build(settings: &JobSettings, _env: &JobEnv) -> Result<Arc<dyn Job>, JobConfi
             })
             .transpose()
     };
-    let max_per_namespace = settings.int("max_per_namespace", 0, 0..=i64::MAX)?;
+    let max_per_namespace =
+        settings.int_within("max_per_namespace", p.max_per_namespace, 0..=i64::MAX)?;
     Ok(Arc::new(Capacity {
-        max_total: settings.int("max_total", 500_000, 1..=i64::MAX)?,
+        max_total: settings.int_within("max_total", p.max_total, 1..=i64::MAX)?,
         max_per_namespace: (max_per_namespace > 0).then_some(max_per_namespace),
-        warn_ratio: settings.float("warn_ratio", 0.8, 0.01..=1.0)?,
-        alertmanager: url("alertmanager_url")?,
-        webhook: url("webhook_url")?,
-        evict: settings.boolean("evict", false)?,
+        warn_ratio: settings.float_within("warn_ratio", p.warn_ratio, 0.01..=1.0)?,
+        alertmanager: url("alertmanager_url", p.alertmanager_url)?,
+        webhook: url("webhook_url", p.webhook_url)?,
+        evict: p.evict,
         http: reqwest::Client::builder()
             .timeout(Duration::from_secs(10))
             .build()

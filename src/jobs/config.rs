@@ -118,40 +118,50 @@ impl JobSettings {
         }
     }
 
-    /// An integer parameter within `range`, or `default` when absent.
-    pub fn int(
+    /// The job's `[params]` read into its own struct (`#[serde(deny_unknown_fields)]`, a
+    /// default for every key): an unknown key or a value of the wrong type fails naming the
+    /// file and `params.<key>`.
+    pub fn params<P: serde::de::DeserializeOwned>(&self) -> Result<P, JobConfigError> {
+        serde_path_to_error::deserialize(toml::Value::Table(self.params.clone())).map_err(|e| {
+            let path = e.path().to_string();
+            let inner = e.into_inner();
+            let message = inner.message().to_owned();
+            // An unknown key's error names it in its message; the path stops above it.
+            let key = unknown_key(&message)
+                .or((path != ".").then_some(path))
+                .unwrap_or_else(|| "(table)".to_owned());
+            self.invalid(&key, message)
+        })
+    }
+
+    /// `value` if it lies within `range`, else an error naming `params.<key>`.
+    pub fn int_within(
         &self,
         key: &str,
-        default: i64,
+        value: i64,
         range: std::ops::RangeInclusive<i64>,
     ) -> Result<i64, JobConfigError> {
-        match self.params.get(key) {
-            None => Ok(default),
-            Some(toml::Value::Integer(n)) if range.contains(n) => Ok(*n),
-            Some(other) => Err(self.invalid(
+        if range.contains(&value) {
+            Ok(value)
+        } else {
+            Err(self.invalid(
                 key,
                 format!(
-                    "must be an integer {}..={}, got {other}",
+                    "must be an integer {}..={}, got {value}",
                     range.start(),
                     range.end()
                 ),
-            )),
+            ))
         }
     }
 
-    /// A number parameter within `range`, or `default` when absent.
-    pub fn float(
+    /// `value` if it lies within `range`, else an error naming `params.<key>`.
+    pub fn float_within(
         &self,
         key: &str,
-        default: f64,
+        value: f64,
         range: std::ops::RangeInclusive<f64>,
     ) -> Result<f64, JobConfigError> {
-        let value = match self.params.get(key) {
-            None => return Ok(default),
-            Some(toml::Value::Float(x)) => *x,
-            Some(toml::Value::Integer(n)) => *n as f64,
-            Some(other) => return Err(self.invalid(key, format!("must be a number, got {other}"))),
-        };
         if range.contains(&value) {
             Ok(value)
         } else {
@@ -166,54 +176,40 @@ impl JobSettings {
         }
     }
 
-    pub fn boolean(&self, key: &str, default: bool) -> Result<bool, JobConfigError> {
-        match self.params.get(key) {
-            None => Ok(default),
-            Some(toml::Value::Boolean(b)) => Ok(*b),
-            Some(other) => Err(self.invalid(key, format!("must be true or false, got {other}"))),
-        }
-    }
-
-    /// A string parameter, `None` when absent or empty.
-    pub fn string(&self, key: &str) -> Result<Option<String>, JobConfigError> {
-        match self.params.get(key) {
-            None => Ok(None),
-            Some(toml::Value::String(s)) if s.trim().is_empty() => Ok(None),
-            Some(toml::Value::String(s)) => Ok(Some(s.trim().to_owned())),
-            Some(other) => Err(self.invalid(key, format!("must be a string, got {other}"))),
-        }
-    }
-
     /// An error about parameter `key`, for checks beyond its type.
     pub fn param_error(&self, key: &str, message: impl Into<String>) -> JobConfigError {
         self.invalid(key, message.into())
     }
 }
 
+/// A string parameter as the jobs read it: trimmed, and `None` when empty.
+pub fn non_empty(value: Option<String>) -> Option<String> {
+    value.map(|s| s.trim().to_owned()).filter(|s| !s.is_empty())
+}
+
+/// The key serde names in "unknown field `max_age`, expected one of …".
+fn unknown_key(message: &str) -> Option<String> {
+    message
+        .strip_prefix("unknown field `")
+        .and_then(|rest| rest.split_once('`'))
+        .map(|(key, _)| key.to_owned())
+}
+
 const MAX_BATCH: i64 = 100_000;
 
-/// Read `dir/<name>.toml`. `None` if there is no such file (the job keeps its defaults);
-/// `allowed_params` are the keys the job understands under `[params]`.
-pub fn load(
-    dir: &Path,
-    name: &str,
-    allowed_params: &[&str],
-) -> Result<Option<JobSettings>, JobConfigError> {
+/// Read `dir/<name>.toml`. `None` if there is no such file (the job keeps its defaults). The
+/// `[params]` table is kept as it is; the job reads it into its own struct (`params`).
+pub fn load(dir: &Path, name: &str) -> Result<Option<JobSettings>, JobConfigError> {
     let file = dir.join(format!("{name}.toml"));
     let text = match std::fs::read_to_string(&file) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(source) => return Err(JobConfigError::Read { file, source }),
     };
-    parse(&file, name, &text, allowed_params).map(Some)
+    parse(&file, name, &text).map(Some)
 }
 
-fn parse(
-    file: &Path,
-    name: &str,
-    text: &str,
-    allowed_params: &[&str],
-) -> Result<JobSettings, JobConfigError> {
+fn parse(file: &Path, name: &str, text: &str) -> Result<JobSettings, JobConfigError> {
     let invalid = |key: &str, message: String| JobConfigError::Invalid {
         file: file.to_owned(),
         key: key.to_owned(),
@@ -260,18 +256,6 @@ fn parse(
             "unknown key (expected enabled, cron, batch_size, [params])".to_owned(),
         ));
     }
-    if let Some(unknown) = params
-        .keys()
-        .find(|k| !allowed_params.contains(&k.as_str()))
-    {
-        return Err(invalid(
-            &format!("params.{unknown}"),
-            format!(
-                "unknown parameter of job {name} (known: {})",
-                allowed_params.join(", ")
-            ),
-        ));
-    }
     Ok(JobSettings {
         name: name.to_owned(),
         enabled,
@@ -286,6 +270,14 @@ fn parse(
 mod tests {
     use super::*;
 
+    #[derive(Debug, serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct TestParams {
+        #[serde(default)]
+        min_age_days: i64,
+    }
+
     fn write(dir: &Path, name: &str, text: &str) {
         std::fs::write(dir.join(format!("{name}.toml")), text).unwrap();
     }
@@ -293,9 +285,15 @@ mod tests {
     fn error(text: &str) -> String {
         let dir = tempfile::tempdir().unwrap();
         write(dir.path(), "archive", text);
-        load(dir.path(), "archive", &["min_age_days"])
-            .unwrap_err()
-            .to_string()
+        match load(dir.path(), "archive") {
+            Err(e) => e.to_string(),
+            Ok(settings) => settings
+                .unwrap()
+                .params::<TestParams>()
+                .map(|_| ())
+                .unwrap_err()
+                .to_string(),
+        }
     }
 
     #[test]
@@ -306,9 +304,7 @@ mod tests {
             "archive",
             "cron = \"0 30 3 * * *\"\n[params]\nmin_age_days = 90\n",
         );
-        let job = load(dir.path(), "archive", &["min_age_days"])
-            .unwrap()
-            .unwrap();
+        let job = load(dir.path(), "archive").unwrap().unwrap();
         assert!(job.enabled);
         assert_eq!(job.batch_size, 1_000);
         assert_eq!(job.params["min_age_days"].as_integer(), Some(90));
@@ -321,7 +317,7 @@ mod tests {
             "2026-01-02T03:30:00+00:00"
         );
         assert!(
-            load(dir.path(), "expire", &[]).unwrap().is_none(),
+            load(dir.path(), "expire").unwrap().is_none(),
             "no file, no settings"
         );
     }
@@ -373,7 +369,11 @@ mod tests {
             ),
             (
                 "cron = \"0 0 * * * *\"\n[params]\nmax_age = 1\n",
-                "params.max_age: unknown parameter of job archive (known: min_age_days)",
+                "params.max_age: unknown field `max_age`, expected `min_age_days`",
+            ),
+            (
+                "cron = \"0 0 * * * *\"\n[params]\nmin_age_days = \"ninety\"\n",
+                "params.min_age_days: invalid type: string \"ninety\", expected i64",
             ),
             ("cron = \n", "(file):"),
         ];

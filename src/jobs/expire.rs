@@ -9,17 +9,21 @@ use chrono::Utc;
 use serde_json::json;
 
 use super::config::{JobConfigError, JobSettings};
-use super::registry::JobSpec;
-use super::{Job, JobContext, JobEnv, JobError, JobStats};
+use super::{Job, JobContext, JobEnv, JobError, JobSpec, JobStats};
 
 pub const SPEC: JobSpec = JobSpec {
     name: "expire",
     default_cron: "0 * * * * *",
-    params: &[],
     build,
 };
 
-fn build(_settings: &JobSettings, _env: &JobEnv) -> Result<Arc<dyn Job>, JobConfigError> {
+/// The expire job takes no parameters.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Params {}
+
+fn build(settings: &JobSettings, _env: &JobEnv) -> Result<Arc<dyn Job>, JobConfigError> {
+    let Params {} = settings.params()?;
     Ok(Arc::new(Expire))
 }
 

@@ -55,6 +55,18 @@ pub enum JobError {
     Cluster(#[from] crate::distill::cluster::ClusterError),
 }
 
+/// Builds a job from its file's settings (its `[params]` read with `JobSettings::params` into
+/// the job's own struct) and what jobs share from the daemon's settings.
+pub type BuildJob = fn(&JobSettings, &JobEnv) -> Result<Arc<dyn Job>, JobConfigError>;
+
+/// How to make one job: what `registry.rs` lists.
+pub struct JobSpec {
+    pub name: &'static str,
+    /// 6 fields, seconds first, UTC.
+    pub default_cron: &'static str,
+    pub build: BuildJob,
+}
+
 /// What jobs take from the daemon's configuration besides their own `jobs/<name>.toml`.
 #[derive(Clone, Default)]
 pub struct JobEnv {

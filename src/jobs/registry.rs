@@ -4,20 +4,9 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use super::JobEnv;
 use super::config::{self, JobConfigError, JobSettings};
-use super::{Job, JobEnv, archive, capacity, distill, expire};
-
-/// Builds a job from its file's settings and what jobs share from the daemon's settings.
-pub type BuildJob = fn(&JobSettings, &JobEnv) -> Result<Arc<dyn Job>, JobConfigError>;
-
-/// How to make one job.
-pub struct JobSpec {
-    pub name: &'static str,
-    /// 6 fields, seconds first, UTC.
-    pub default_cron: &'static str,
-    pub params: &'static [&'static str],
-    pub build: BuildJob,
-}
+use super::{Job, JobSpec, archive, capacity, distill, expire};
 
 pub const JOBS: &[JobSpec] = &[expire::SPEC, archive::SPEC, capacity::SPEC, distill::SPEC];
 
@@ -50,7 +39,7 @@ pub fn load_jobs(dir: &Path, env: &JobEnv) -> Result<Vec<ConfiguredJob>, JobConf
     }
     JOBS.iter()
         .map(|spec| {
-            let settings = match config::load(dir, spec.name, spec.params)? {
+            let settings = match config::load(dir, spec.name)? {
                 Some(settings) => settings,
                 None => JobSettings::defaults(dir, spec.name, spec.default_cron)?,
             };

@@ -330,3 +330,60 @@ pub fn minilm() -> Arc<hindsight::embed::LocalEmbedder> {
         .expect("load all-MiniLM-L6-v2"),
     )
 }
+
+/// Fails when a suite function is not instantiated on every backend. A suite is a set of
+/// `pub async fn NAME(<param>)` in `files` (paths under `tests/`), run on each backend by the
+/// list in `macro_rules! <suite>` (the `@tests $open;` arm's names): a function missing from
+/// that list would never run, and nothing else would say so.
+pub fn assert_suite_lists_every_function(
+    suite: &str,
+    macro_file: &str,
+    files: &[&str],
+    param: &str,
+) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
+    let read = |file: &str| {
+        std::fs::read_to_string(root.join(file)).unwrap_or_else(|e| panic!("{file}: {e}"))
+    };
+    let mut defined: Vec<String> = files
+        .iter()
+        .flat_map(|file| {
+            read(file)
+                .lines()
+                .filter_map(|line| {
+                    let rest = line.strip_prefix("pub async fn ")?;
+                    let (name, args) = rest.split_once('(')?;
+                    args.starts_with(param).then(|| name.trim().to_owned())
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    defined.sort();
+    let text = read(macro_file);
+    let start = text
+        .find(&format!("macro_rules! {suite}"))
+        .and_then(|at| text[at..].find("@tests $open").map(|i| at + i))
+        .unwrap_or_else(|| panic!("{macro_file}: no `macro_rules! {suite}` with an @tests arm"));
+    let list = &text[start..];
+    let list = &list[list.find(';').unwrap_or(0) + 1..list.find(");").unwrap_or(list.len())];
+    let mut listed: Vec<String> = list
+        .split(',')
+        .map(|name| name.trim().to_owned())
+        .filter(|name| !name.is_empty())
+        .collect();
+    listed.sort();
+    assert!(
+        !defined.is_empty(),
+        "no suite function takes `{param}` in {files:?}"
+    );
+    let missing: Vec<&String> = defined.iter().filter(|d| !listed.contains(d)).collect();
+    assert!(
+        missing.is_empty(),
+        "{suite}: {missing:?} never run: add them to the list in {macro_file}"
+    );
+    let unknown: Vec<&String> = listed.iter().filter(|l| !defined.contains(l)).collect();
+    assert!(
+        unknown.is_empty(),
+        "{suite}: {unknown:?} listed but not defined"
+    );
+}

@@ -24,8 +24,7 @@ use chrono::{Duration, Utc};
 use serde_json::json;
 
 use super::config::{JobConfigError, JobSettings};
-use super::registry::JobSpec;
-use super::{Job, JobContext, JobEnv, JobError, JobStats};
+use super::{Job, JobContext, JobEnv, JobError, JobSpec, JobStats};
 use crate::domain::MemoryId;
 use crate::service::MemoryService;
 use crate::store::{ArchiveBatch, BatchState, ColdRows, Database, RestoreSelector};
@@ -34,29 +33,63 @@ use object::ObjectSink;
 pub const SPEC: JobSpec = JobSpec {
     name: "archive",
     default_cron: "0 30 3 * * *",
-    params: &[
-        "min_age_days",
-        "max_access_count",
-        "sink",
-        "object_url",
-        "workers",
-    ],
     build,
 };
 
+/// `[params]` of `jobs/archive.toml`.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields, default)]
+struct Params {
+    min_age_days: i64,
+    max_access_count: i64,
+    /// `table` or `object`.
+    sink: Option<String>,
+    object_url: Option<String>,
+    workers: i64,
+}
+
+impl Default for Params {
+    fn default() -> Self {
+        Self {
+            min_age_days: 90,
+            max_access_count: 3,
+            sink: None,
+            object_url: None,
+            workers: 1,
+        }
+    }
+}
+
 fn build(settings: &JobSettings, _env: &JobEnv) -> Result<Arc<dyn Job>, JobConfigError> {
+    let p: Params = settings.params()?;
     Ok(Arc::new(Archive {
-        min_age: Duration::days(settings.int("min_age_days", 90, 0..=36_500)?),
-        max_access_count: settings.int("max_access_count", 3, 1..=i64::MAX)?,
-        sink: sink(settings)?,
-        workers: settings.int("workers", 1, 1..=16)? as usize,
+        min_age: Duration::days(settings.int_within("min_age_days", p.min_age_days, 0..=36_500)?),
+        max_access_count: settings.int_within(
+            "max_access_count",
+            p.max_access_count,
+            1..=i64::MAX,
+        )?,
+        sink: sink_of(settings, p.sink, p.object_url)?,
+        workers: settings.int_within("workers", p.workers, 1..=16)? as usize,
     }))
 }
 
 /// The sink `jobs/archive.toml` names (also what `hindsight archive restore` reads from).
 pub fn sink(settings: &JobSettings) -> Result<Sink, JobConfigError> {
-    let url = settings.string("object_url")?;
-    match (settings.string("sink")?.as_deref().unwrap_or("table"), url) {
+    let p: Params = settings.params()?;
+    sink_of(settings, p.sink, p.object_url)
+}
+
+fn sink_of(
+    settings: &JobSettings,
+    sink: Option<String>,
+    object_url: Option<String>,
+) -> Result<Sink, JobConfigError> {
+    use super::config::non_empty;
+    match (
+        non_empty(sink).as_deref().unwrap_or("table"),
+        non_empty(object_url),
+    ) {
         ("table", None) => Ok(Sink::Table),
         ("table", Some(_)) => {
             Err(settings.param_error("object_url", "is only used with sink = \"object\""))

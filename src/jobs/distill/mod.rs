@@ -21,8 +21,7 @@ use futures::StreamExt;
 use serde_json::json;
 
 use super::config::{JobConfigError, JobSettings};
-use super::registry::JobSpec;
-use super::{Job, JobContext, JobEnv, JobError, JobStats};
+use super::{Job, JobContext, JobEnv, JobError, JobSpec, JobStats};
 use crate::distill::cluster::{ClusterParams, cluster};
 use crate::distill::drafter::LlmDrafter;
 use crate::distill::grounding::{Refusal, prompt_words};
@@ -35,15 +34,6 @@ use known::Known;
 pub const SPEC: JobSpec = JobSpec {
     name: "distill",
     default_cron: "0 0 4 * * *",
-    params: &[
-        "window_days",
-        "min_cosine",
-        "min_points",
-        "dedup_cosine",
-        "max_episodes",
-        "auto_approve_confidence",
-        "ground_drafts",
-    ],
     build,
 };
 
@@ -56,27 +46,54 @@ pub fn default_min_cosine(embedder_id: &str) -> f32 {
 /// Who auto-approved a candidate, as its reviewer.
 pub const AUTO_REVIEWER: &str = "auto-approve";
 
+/// `[params]` of `jobs/distill.toml`.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields, default)]
+struct Params {
+    window_days: i64,
+    /// Unset: the embedder's own (`default_min_cosine`), picked at run time.
+    min_cosine: Option<f64>,
+    min_points: i64,
+    dedup_cosine: f64,
+    max_episodes: i64,
+    /// Unset: off. Nothing the agent trusts appears without a reviewer by default.
+    auto_approve_confidence: Option<f64>,
+    ground_drafts: bool,
+}
+
+impl Default for Params {
+    fn default() -> Self {
+        Self {
+            window_days: 7,
+            min_cosine: None,
+            min_points: 3,
+            dedup_cosine: 0.9,
+            max_episodes: 5000,
+            auto_approve_confidence: None,
+            ground_drafts: true,
+        }
+    }
+}
+
 fn build(settings: &JobSettings, env: &JobEnv) -> Result<Arc<dyn Job>, JobConfigError> {
-    // An explicit min_cosine wins; otherwise the embedder's own default, picked at run time
-    // from the embedder the service actually uses (`default_min_cosine`).
-    let min_cosine = match settings.params.contains_key("min_cosine") {
-        true => Some(settings.float("min_cosine", 0.0, -0.999..=1.0)? as f32),
-        false => None,
-    };
-    let min_points = settings.int("min_points", 3, 2..=1000)? as usize;
-    // Off unless set: nothing the agent trusts appears without a reviewer by default.
-    let auto_approve = match settings.params.contains_key("auto_approve_confidence") {
-        true => Some(settings.float("auto_approve_confidence", 1.0, 0.5..=1.0)?),
-        false => None,
-    };
+    let p: Params = settings.params()?;
+    let min_cosine = p
+        .min_cosine
+        .map(|c| settings.float_within("min_cosine", c, -0.999..=1.0))
+        .transpose()?
+        .map(|c| c as f32);
+    let auto_approve = p
+        .auto_approve_confidence
+        .map(|c| settings.float_within("auto_approve_confidence", c, 0.5..=1.0))
+        .transpose()?;
     Ok(Arc::new(Distill {
-        window: Duration::days(settings.int("window_days", 7, 1..=3650)?),
+        window: Duration::days(settings.int_within("window_days", p.window_days, 1..=3650)?),
         min_cosine,
-        min_points,
-        dedup_cosine: settings.float("dedup_cosine", 0.9, 0.0..=1.0)? as f32,
-        max_episodes: settings.int("max_episodes", 5000, 10..=100_000)?,
+        min_points: settings.int_within("min_points", p.min_points, 2..=1000)? as usize,
+        dedup_cosine: settings.float_within("dedup_cosine", p.dedup_cosine, 0.0..=1.0)? as f32,
+        max_episodes: settings.int_within("max_episodes", p.max_episodes, 10..=100_000)?,
         auto_approve,
-        ground_drafts: settings.boolean("ground_drafts", true)?,
+        ground_drafts: p.ground_drafts,
         llm: env.llm.clone(),
     }))
 }
