@@ -1,6 +1,10 @@
 //! `GET /metrics`, in the Prometheus/OpenMetrics text format (prometheus-client). Job counters
-//! and histograms are updated as runs finish; the memory counts are read from the store at
-//! scrape time (one GROUP BY), so they are right whichever replica did the writing.
+//! and histograms are updated as runs finish, each job recording its own figures; the memory
+//! counts are read from the store at scrape time (one GROUP BY), so they are right whichever
+//! replica did the writing.
+//!
+//! The bottom floor: it imports nothing of the crate, and its methods take plain numbers and
+//! names, so any layer can record into it without a loop back up.
 
 use std::sync::Mutex;
 
@@ -10,9 +14,6 @@ use prometheus_client::metrics::family::{Family, MetricConstructor};
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
-
-use crate::jobs::JobStats;
-use crate::store::{CountRow, RunStatus};
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct JobLabels {
@@ -145,48 +146,42 @@ impl Metrics {
         }
     }
 
-    pub fn job_finished(&self, job: &str, status: RunStatus, stats: &JobStats) {
+    /// A run of `job` ended with `result` (`ok`, `failed`, …) after `seconds`.
+    pub fn job_finished(&self, job: &str, result: &str, seconds: f64) {
         let labels = JobLabels {
             job: job.to_owned(),
         };
         self.job_runs
             .get_or_create(&JobResultLabels {
                 job: job.to_owned(),
-                result: status.as_str().to_owned(),
+                result: result.to_owned(),
             })
             .inc();
-        self.job_duration
-            .get_or_create(&labels)
-            .observe(stats.seconds);
-        if status != RunStatus::Ok {
-            return;
+        self.job_duration.get_or_create(&labels).observe(seconds);
+        if result == "ok" {
+            self.job_last_success
+                .get_or_create(&labels)
+                .set(chrono::Utc::now().timestamp_millis() as f64 / 1000.0);
         }
-        self.job_last_success
-            .get_or_create(&labels)
-            .set(chrono::Utc::now().timestamp_millis() as f64 / 1000.0);
-        match job {
-            "expire" => {
-                self.rows_expired.inc_by(stats.changed);
-            }
-            "archive" => {
-                let sink = stats
-                    .details
-                    .get("sink")
-                    .and_then(|s| s.as_str())
-                    .unwrap_or("table");
-                self.rows_archived
-                    .get_or_create(&SinkLabels {
-                        sink: sink.to_owned(),
-                    })
-                    .inc_by(stats.changed);
-            }
-            "capacity" => {
-                if let Some(total) = stats.details.get("active_total").and_then(|t| t.as_i64()) {
-                    self.capacity_active.set(total);
-                }
-            }
-            _ => {}
-        }
+    }
+
+    /// The expire job expired `rows`.
+    pub fn rows_expired(&self, rows: u64) {
+        self.rows_expired.inc_by(rows);
+    }
+
+    /// The archive job (or a capacity eviction) moved `rows` out to `sink` (`table`, `object`).
+    pub fn rows_archived(&self, sink: &str, rows: u64) {
+        self.rows_archived
+            .get_or_create(&SinkLabels {
+                sink: sink.to_owned(),
+            })
+            .inc_by(rows);
+    }
+
+    /// The capacity job counted `total` active memories.
+    pub fn capacity_active(&self, total: i64) {
+        self.capacity_active.set(total);
     }
 
     pub fn mcp_call(&self, tool: &str, ok: bool, seconds: f64) {
@@ -203,18 +198,22 @@ impl Metrics {
             .observe(seconds);
     }
 
-    /// The exposition text, with the memory counts as of `counts`.
-    pub fn render(&self, counts: &[CountRow]) -> String {
+    /// The exposition text, with the memory counts as of `counts`: (namespace, memory type,
+    /// status, count).
+    pub fn render<'a>(
+        &self,
+        counts: impl IntoIterator<Item = (&'a str, &'a str, &'a str, i64)>,
+    ) -> String {
         let registry = self.registry.lock().unwrap_or_else(|e| e.into_inner());
         self.memories.clear();
-        for row in counts {
+        for (namespace, memory_type, status, count) in counts {
             self.memories
                 .get_or_create(&MemoryLabels {
-                    namespace: row.namespace.clone(),
-                    memory_type: row.memory_type.as_str().to_owned(),
-                    status: row.status.as_str().to_owned(),
+                    namespace: namespace.to_owned(),
+                    memory_type: memory_type.to_owned(),
+                    status: status.to_owned(),
                 })
-                .set(row.count);
+                .set(count);
         }
         let mut text = String::new();
         if let Err(e) = prometheus_client::encoding::text::encode(&mut text, &registry) {

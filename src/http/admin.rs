@@ -34,7 +34,14 @@ async fn metrics(State(state): State<AdminState>) -> Response {
                 header::CONTENT_TYPE,
                 "application/openmetrics-text; version=1.0.0; charset=utf-8",
             )],
-            state.service().metrics().render(&counts),
+            state.service().metrics().render(counts.iter().map(|row| {
+                (
+                    row.namespace.as_str(),
+                    row.memory_type.as_str(),
+                    row.status.as_str(),
+                    row.count,
+                )
+            })),
         )
             .into_response(),
         Err(e) => {

@@ -327,6 +327,7 @@ impl Job for Capacity {
             ..JobStats::default()
         };
         stats.details.insert("active_total".into(), json!(total));
+        ctx.metrics.capacity_active(total);
         if self.evict {
             let key = if ctx.dry_run {
                 "would_evict"

@@ -287,6 +287,7 @@ impl Runner {
             dry_run,
             cancel: self.stop.child_token(),
             progress,
+            metrics: self.metrics.clone(),
         }
     }
 
@@ -336,7 +337,8 @@ impl Runner {
                 (RunStatus::Failed, stats, Some(e.to_string()))
             }
         };
-        self.metrics.job_finished(name, status, &stats);
+        self.metrics
+            .job_finished(name, status.as_str(), stats.seconds);
         let recorded = serde_json::to_value(&stats).unwrap_or_else(|_| json!({}));
         if let Err(e) = self
             .db

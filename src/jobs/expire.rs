@@ -70,6 +70,7 @@ impl Job for Expire {
             }
         }
         stats.examined = stats.changed;
+        ctx.metrics.rows_expired(stats.changed);
         Ok(stats)
     }
 }

@@ -113,6 +113,8 @@ pub struct JobContext {
     /// Checked between batches: a stopping daemon lets the current batch finish, then stops.
     pub cancel: CancellationToken,
     pub progress: Option<Arc<dyn Fn(Progress) + Send + Sync>>,
+    /// Where each job records its own figures (rows expired, archived, counted).
+    pub metrics: Arc<crate::metrics::Metrics>,
 }
 
 impl JobContext {

@@ -196,6 +196,7 @@ impl Job for Archive {
         }
         stats.changed = progress.done.load(Ordering::Relaxed);
         stats.examined = stats.changed;
+        ctx.metrics.rows_archived(self.sink.name(), stats.changed);
         Ok(stats)
     }
 }
