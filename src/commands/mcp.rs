@@ -109,8 +109,9 @@ mod tests {
             message.contains("private endpoint") && message.contains("accept failed"),
             "{message}"
         );
-        let panicked = tokio::spawn(async { panic!("boom") }).await;
-        let message = private_endpoint_outcome(panicked.map(|()| Ok(())))
+        let stopped = tokio::spawn(std::future::pending::<()>());
+        stopped.abort();
+        let message = private_endpoint_outcome(stopped.await.map(|()| Ok(())))
             .unwrap_err()
             .to_string();
         assert!(message.contains("stopped"), "{message}");
