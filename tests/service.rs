@@ -1084,13 +1084,32 @@ async fn invalid_requests_are_rejected_naming_the_field_and_write_nothing() {
     assert!(service.store().counts().await.unwrap().is_empty());
 }
 
-/// An index whose writes fail while `broken` is set: the crash window between the row commit
-/// and the index write.
+/// An index with faults to order: writes that fail while `broken` is set (the crash window
+/// between the row commit and the index write), deletes that fail while `broken_deletes` is,
+/// and searches for episodic memories of namespace `held` that wait at `gate` (a write of that
+/// scope stops inside its dedup probe, holding its write lock).
 struct BrokenIndex {
     inner: Arc<dyn VectorIndex>,
     broken: AtomicBool,
-    /// Deletes fail while set.
     broken_deletes: AtomicBool,
+    /// Notified when a search reaches the gate.
+    entered: tokio::sync::Notify,
+    /// Closed unless `gated`; each permit lets one gated search through.
+    gate: tokio::sync::Semaphore,
+    gated: bool,
+}
+
+impl BrokenIndex {
+    fn new(inner: Arc<dyn VectorIndex>) -> Self {
+        Self {
+            inner,
+            broken: AtomicBool::new(false),
+            broken_deletes: AtomicBool::new(false),
+            entered: tokio::sync::Notify::new(),
+            gate: tokio::sync::Semaphore::new(0),
+            gated: false,
+        }
+    }
 }
 
 #[async_trait]
@@ -1116,51 +1135,7 @@ impl VectorIndex for BrokenIndex {
         self.inner.delete(ids).await
     }
     async fn search(&self, query: IndexQuery) -> Result<Vec<Hit>, IndexError> {
-        self.inner.search(query).await
-    }
-    async fn lexical_search(
-        &self,
-        query: &IndexQuery,
-        terms: &[String],
-        max_df: f64,
-    ) -> Result<Option<hindsight::lexical::LexicalHits>, IndexError> {
-        self.inner.lexical_search(query, terms, max_df).await
-    }
-    async fn count(&self) -> Result<usize, IndexError> {
-        self.inner.count().await
-    }
-    async fn reset(&self, dimension: usize) -> Result<(), IndexError> {
-        self.inner.reset(dimension).await
-    }
-    async fn flush(&self) -> Result<(), IndexError> {
-        self.inner.flush().await
-    }
-}
-
-/// An index whose searches for episodic memories of namespace `held` wait at a gate: such a
-/// write stops inside its dedup probe, holding its scope's write lock.
-struct GatedIndex {
-    inner: Arc<dyn VectorIndex>,
-    entered: tokio::sync::Notify,
-    gate: tokio::sync::Semaphore,
-}
-
-#[async_trait]
-impl VectorIndex for GatedIndex {
-    fn dimension(&self) -> usize {
-        self.inner.dimension()
-    }
-    fn is_shared(&self) -> bool {
-        self.inner.is_shared()
-    }
-    async fn upsert(&self, points: Vec<IndexPoint>) -> Result<(), IndexError> {
-        self.inner.upsert(points).await
-    }
-    async fn delete(&self, ids: Vec<uuid::Uuid>) -> Result<(), IndexError> {
-        self.inner.delete(ids).await
-    }
-    async fn search(&self, query: IndexQuery) -> Result<Vec<Hit>, IndexError> {
-        if query.namespace == "held" && query.memory_types == [MemoryType::Episodic] {
+        if self.gated && query.namespace == "held" && query.memory_types == [MemoryType::Episodic] {
             self.entered.notify_one();
             self.gate.acquire().await.unwrap().forget();
         }
@@ -1193,10 +1168,9 @@ impl VectorIndex for GatedIndex {
 async fn writes_wait_only_for_their_own_namespace_and_type() {
     let dir = tempfile::tempdir().unwrap();
     let embedder: Arc<dyn Embedder> = Arc::new(BuiltinEmbedder::new());
-    let index = Arc::new(GatedIndex {
-        inner: common::open_index(dir.path(), embedder.dimension()).await,
-        entered: tokio::sync::Notify::new(),
-        gate: tokio::sync::Semaphore::new(0),
+    let index = Arc::new(BrokenIndex {
+        gated: true,
+        ..BrokenIndex::new(common::open_index(dir.path(), embedder.dimension()).await)
     });
     let service = Arc::new(common::service_with(dir.path(), index.clone(), embedder).await);
     let in_held = |content: &str| WriteRequest {
@@ -1258,9 +1232,8 @@ async fn rows_written_before_a_failed_index_write_are_indexed_on_restart() {
     let embedder: Arc<dyn Embedder> = Arc::new(BuiltinEmbedder::new());
     let id = {
         let index = Arc::new(BrokenIndex {
-            inner: common::open_index(dir.path(), embedder.dimension()).await,
             broken: AtomicBool::new(true),
-            broken_deletes: AtomicBool::new(false),
+            ..BrokenIndex::new(common::open_index(dir.path(), embedder.dimension()).await)
         });
         let service = common::service_with(dir.path(), index, embedder.clone()).await;
         let result = service
@@ -1310,9 +1283,8 @@ async fn a_hard_forget_whose_index_delete_failed_is_finished_by_repair() {
     let id = {
         let inner = common::open_index(dir.path(), embedder.dimension()).await;
         let index = Arc::new(BrokenIndex {
-            inner: inner.clone(),
-            broken: AtomicBool::new(false),
             broken_deletes: AtomicBool::new(true),
+            ..BrokenIndex::new(inner.clone())
         });
         let service = common::service_with(dir.path(), index, embedder.clone()).await;
         let id = service
