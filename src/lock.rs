@@ -28,7 +28,7 @@ pub struct Endpoint {
     /// e.g. `http://127.0.0.1:8765/mcp`
     pub url: String,
     /// Written to `endpoint.json` as it is (the file is the owner's, mode 0600); shown masked.
-    #[serde(with = "crate::secret::exposed")]
+    #[serde(default, with = "crate::secret::exposed")]
     pub token: Option<crate::secret::Secret>,
     /// `serve` or `mcp`
     pub mode: String,
