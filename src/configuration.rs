@@ -7,7 +7,6 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-pub use crate::secret::redact_url;
 use crate::secret::{Secret, SecretUrl};
 
 pub use crate::distill::llm::StructuredOutput;
@@ -923,6 +922,9 @@ mod tests {
 
     #[test]
     fn redacts_url_passwords() {
-        assert_eq!(redact_url("postgres://u:pw@h/db"), "postgres://u:****@h/db");
+        assert_eq!(
+            crate::secret::redact_url("postgres://u:pw@h/db"),
+            "postgres://u:****@h/db"
+        );
     }
 }
