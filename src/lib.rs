@@ -13,6 +13,7 @@ pub mod lexical;
 pub mod lock;
 pub mod mcp;
 pub mod metrics;
+pub mod operations;
 pub mod origin;
 pub mod secret;
 pub mod service;

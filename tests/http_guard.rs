@@ -70,13 +70,15 @@ async fn browser_requests_from_other_sites_are_refused_on_every_route() {
     let addr = daemon.base_url().trim_start_matches("http://").to_owned();
     let own_host = addr.clone();
     let client = common::http_client(&daemon.endpoint).await;
+    let mut written = Vec::new();
     for text in common::ALIKE_EPISODES {
-        common::call_ok(
+        let stored = common::call_ok(
             &client,
             "memory_write",
             json!({"content": text, "memory_type": "episodic", "namespace": "ana"}),
         )
         .await;
+        written.push(stored["memory_id"].as_str().unwrap().to_owned());
     }
     let json_type = ("Content-Type", "application/json");
 
@@ -138,6 +140,25 @@ async fn browser_requests_from_other_sites_are_refused_on_every_route() {
             body: mcp_init,
             ok: 200,
         },
+        get("/api/stats".into()),
+        post(
+            "/api/memories".into(),
+            json!({"content": "Written over the plain HTTP API", "namespace": "bob"}),
+            200,
+        ),
+        get(format!("/api/memories/{}", written[0])),
+        post(
+            "/api/memories/search".into(),
+            json!({"query": "reports", "namespace": "ana"}),
+            200,
+        ),
+        post(
+            "/api/memories/forget".into(),
+            json!({"filter": {"namespace": "nobody-here"}}),
+            200,
+        ),
+        get("/admin/jobs".into()),
+        get("/admin/jobs/history?limit=5".into()),
         post("/admin/jobs/expire/run?dry_run=true".into(), json!({}), 200),
         post(
             "/admin/archive/restore".into(),

@@ -8,8 +8,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::openai::{Reply, Script};
-use hindsight::distill::draft::{ReplyError, parse_reply};
 use hindsight::distill::llm::{FormatUsed, LlmClient, LlmConfig, LlmError, StructuredOutput, Turn};
+use hindsight::distill::prompt::{ReplyError, parse_reply};
 use hindsight::domain::MemoryId;
 use serde_json::json;
 

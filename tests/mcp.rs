@@ -597,6 +597,38 @@ async fn cli_commands_go_through_the_running_daemon() {
     let stats: Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(stats["total"], 1);
 
+    // Search and forget go to the daemon too (its index holds the vectors).
+    let output = run(vec!["memory", "search", "written by the CLI"])
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    let found: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(found["memories"][0]["id"], written["memory_id"], "{found}");
+    let unknown = uuid::Uuid::now_v7().to_string();
+    let output = run(vec!["memory", "get", &unknown]).output().unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("no memory with id") && stderr.contains("404"),
+        "{stderr}"
+    );
+    let output = run(vec![
+        "memory",
+        "forget",
+        "--id",
+        written["memory_id"].as_str().unwrap(),
+    ])
+    .output()
+    .unwrap();
+    assert!(output.status.success());
+    let forgotten: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(forgotten["forgotten"], 1, "{forgotten}");
+    let output = run(vec!["memory", "search", "written by the CLI"])
+        .output()
+        .unwrap();
+    let found: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(found["memories"], json!([]), "{found}");
+
     let output = run(vec!["memory", "write", "bad", "--importance", "2"])
         .output()
         .unwrap();

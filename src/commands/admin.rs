@@ -6,24 +6,11 @@ use hindsight::configuration::Settings;
 use hindsight::startup;
 use serde_json::json;
 
+use super::connection::{print, with_operations};
+
 pub async fn stats(settings: Settings) -> anyhow::Result<()> {
-    let store = startup::open_store(&settings).await?;
-    let rows = store.counts().await?;
-    let total: i64 = rows.iter().map(|r| r.count).sum();
-    let embedder = store
-        .meta_get(hindsight::service::EMBEDDER_META_KEY)
-        .await?;
-    let mut report = json!({"total": total, "embedder": embedder, "counts": rows});
-    // Why `embedder = "auto"` settled on builtin for this data set, until a reindex.
-    if let Some(note) = store
-        .meta_get(startup::EMBEDDER_NOTE_META_KEY)
-        .await?
-        .filter(|n| !n.is_empty())
-    {
-        report["embedder_note"] = json!(note);
-    }
-    println!("{}", serde_json::to_string_pretty(&report)?);
-    Ok(())
+    let stats = with_operations(&settings, |ops, _| async move { ops.stats().await }).await?;
+    print(&stats)
 }
 
 /// Opening a store applies its pending migrations; report which database is now current.

@@ -1,19 +1,15 @@
 //! `hindsight candidates list|show|approve|reject`: the review of what the distill job
-//! drafted. Reads and rejections go straight to the database; an approval writes a memory, so
-//! it runs in-process when the data dir is free, or in the daemon that owns it (its review API),
-//! so the process holding the index does the write.
-
-use std::sync::Arc;
+//! drafted, through `Operations` (in-process when the data dir is free, or in the daemon that
+//! owns it, so the process holding the index does an approval's write).
 
 use clap::Subcommand;
 use hindsight::configuration::Settings;
-use hindsight::distill::review::{self, Approval, ReviewError};
-use hindsight::lock::{Acquired, DataDirLock};
-use hindsight::startup;
+use hindsight::operations::{CandidateQuery, OperationError, Rejection};
+use hindsight::service::review::{Approval, ReviewError};
 use hindsight::store::CandidateId;
 use serde_json::json;
 
-use super::jobs::{owner, post, print};
+use super::connection::{print, with_operations};
 
 #[derive(Debug, Subcommand)]
 pub enum CandidatesCommand {
@@ -62,16 +58,24 @@ pub async fn run(settings: Settings, command: CandidatesCommand) -> anyhow::Resu
             status,
             limit,
         } => {
-            let status = review::parse_status_filter(&status).map_err(flag)?;
-            let limit = review::check_limit(limit).map_err(flag)?;
-            let db = startup::open_database(&settings).await?;
-            let candidates = db.candidates(namespace.as_deref(), status, limit).await?;
+            let query = CandidateQuery {
+                namespace,
+                status,
+                limit,
+            };
+            let candidates =
+                with_operations(
+                    &settings,
+                    |ops, _| async move { ops.candidates(query).await },
+                )
+                .await
+                .map_err(flag)?;
             print(&json!({ "candidates": candidates }))
         }
         CandidatesCommand::Show { id } => {
-            let db = startup::open_database(&settings).await?;
-            let candidate = db.candidate(id).await?.ok_or(ReviewError::NotFound(id))?;
-            print(&json!(review::detail(db.as_ref(), candidate).await?))
+            let detail =
+                with_operations(&settings, |ops, _| async move { ops.candidate(id).await }).await?;
+            print(&detail)
         }
         CandidatesCommand::Approve {
             id,
@@ -84,58 +88,44 @@ pub async fn run(settings: Settings, command: CandidatesCommand) -> anyhow::Resu
                 importance,
                 reviewer: reviewer.or_else(user),
             };
-            approve(settings, id, approval).await
+            let candidate = with_operations(&settings, |ops, _| async move {
+                ops.approve(id, approval).await
+            })
+            .await
+            .map_err(flag)?;
+            print(&candidate)
         }
         CandidatesCommand::Reject { id, note, reviewer } => {
-            let db = startup::open_database(&settings).await?;
-            let reviewer = reviewer.or_else(user);
-            let candidate = review::reject(db.as_ref(), id, &note, reviewer.as_deref())
-                .await
-                .map_err(flag)?;
-            print(&json!(candidate))
+            let rejection = Rejection {
+                note,
+                reviewer: reviewer.or_else(user),
+            };
+            let candidate = with_operations(&settings, |ops, _| async move {
+                ops.reject(id, rejection).await
+            })
+            .await
+            .map_err(flag)?;
+            print(&candidate)
         }
     }
-}
-
-async fn approve(settings: Settings, id: CandidateId, approval: Approval) -> anyhow::Result<()> {
-    let candidate = match DataDirLock::try_acquire(&settings.data_dir)? {
-        Acquired::Owner(lock) => {
-            let (service, db) = startup::build(&settings).await?;
-            let service = Arc::new(service);
-            let outcome = review::approve(&service, db.as_ref(), id, &approval).await;
-            service.flush().await?;
-            drop(lock);
-            json!(outcome.map_err(flag)?)
-        }
-        Acquired::Taken => {
-            let body = json!({
-                "content": approval.content,
-                "importance": approval.importance,
-                "reviewer": approval.reviewer,
-            });
-            let path = format!("api/candidates/{id}/approve");
-            post(&owner(&settings)?, &path, Some(body)).await?
-        }
-    };
-    print(&candidate)
 }
 
 /// Review errors name the API's field; on the command line it is a flag.
-fn flag(e: ReviewError) -> anyhow::Error {
-    match e {
-        ReviewError::Invalid { field, rule } => {
-            let flag = match field {
-                "content" => "--edit",
-                "note" => "--note",
-                "reviewer" => "--reviewer",
-                "status" => "--status",
-                "limit" => "--limit",
-                other => other,
-            };
-            anyhow::anyhow!("{flag}: {rule}")
-        }
-        other => other.into(),
-    }
+fn flag(e: anyhow::Error) -> anyhow::Error {
+    let Some(OperationError::Review(ReviewError::Invalid { field, rule })) =
+        e.downcast_ref::<OperationError>()
+    else {
+        return e;
+    };
+    let flag = match *field {
+        "content" => "--edit",
+        "note" => "--note",
+        "reviewer" => "--reviewer",
+        "status" => "--status",
+        "limit" => "--limit",
+        other => other,
+    };
+    anyhow::anyhow!("{flag}: {rule}")
 }
 
 fn user() -> Option<String> {

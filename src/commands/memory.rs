@@ -1,17 +1,13 @@
-//! `hindsight memory write|search|forget|get`. Runs the operation in-process when the data dir is
-//! free, or through the owning daemon's MCP endpoint when it is not (same rules either way).
+//! `hindsight memory write|search|forget|get`, through `Operations`: in-process when the data
+//! dir is free, or in the daemon that owns it (same rules either way).
 
 use clap::{Args as ClapArgs, Subcommand};
 use hindsight::configuration::Settings;
-use hindsight::lock::{Acquired, DataDirLock, read_endpoint};
 use hindsight::service::requests::{ForgetFilterRequest, TimeRange};
 use hindsight::service::{ForgetRequest, SearchRequest, WriteRequest};
-use hindsight::startup;
-use rmcp::ServiceExt;
-use rmcp::model::{CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation};
-use rmcp::transport::StreamableHttpClientTransport;
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use serde_json::Value;
+use serde_json::{Value, json};
+
+use super::connection::{print, with_operations};
 
 #[derive(Debug, Subcommand)]
 pub enum MemoryCommand {
@@ -96,21 +92,20 @@ fn json_arg(field: &str, raw: Option<String>) -> anyhow::Result<Option<Value>> {
     .transpose()
 }
 
-fn print(value: &impl serde::Serialize) -> anyhow::Result<()> {
-    println!("{}", serde_json::to_string_pretty(value)?);
-    Ok(())
-}
-
 pub async fn run(settings: Settings, command: MemoryCommand) -> anyhow::Result<()> {
-    let (tool, args) = match command {
-        MemoryCommand::Get { id } => return get(&settings, &id).await,
+    let operation = match command {
+        MemoryCommand::Get { id } => {
+            let id = uuid::Uuid::parse_str(id.trim())
+                .map_err(|_| anyhow::anyhow!("memory_id: must be a UUID, got {id:?}"))?;
+            Operation::Get(id)
+        }
         MemoryCommand::Write(a) => {
             let metadata = match json_arg("metadata", a.metadata)? {
                 None => None,
                 Some(Value::Object(map)) => Some(map),
                 Some(_) => anyhow::bail!("--metadata: must be a JSON object"),
             };
-            let request = WriteRequest {
+            Operation::Write(WriteRequest {
                 content: a.content,
                 memory_type: a.memory_type,
                 importance: a.importance,
@@ -121,23 +116,21 @@ pub async fn run(settings: Settings, command: MemoryCommand) -> anyhow::Result<(
                 source: json_arg("source", a.source)?,
                 metadata,
                 occurred_at: a.occurred_at,
-            };
-            ("memory_write", Operation::Write(request))
+            })
         }
         MemoryCommand::Search(a) => {
             let time_range = (a.from.is_some() || a.to.is_some()).then_some(TimeRange {
                 from: a.from,
                 to: a.to,
             });
-            let request = SearchRequest {
+            Operation::Search(SearchRequest {
                 query: a.query,
                 top_k: a.top_k,
                 memory_types: (!a.memory_types.is_empty()).then_some(a.memory_types),
                 namespace: a.namespace,
                 time_range,
                 include_deprecated: Some(a.include_deprecated),
-            };
-            ("memory_search", Operation::Search(request))
+            })
         }
         MemoryCommand::Forget(a) => {
             let filter = a.namespace.map(|namespace| ForgetFilterRequest {
@@ -146,102 +139,28 @@ pub async fn run(settings: Settings, command: MemoryCommand) -> anyhow::Result<(
                 entity: a.entity,
                 created_before: a.created_before,
             });
-            let request = ForgetRequest {
+            Operation::Forget(ForgetRequest {
                 memory_id: a.id,
                 filter,
                 hard: Some(a.hard),
-            };
-            ("memory_forget", Operation::Forget(request))
+            })
         }
     };
-    match DataDirLock::try_acquire(&settings.data_dir)? {
-        Acquired::Owner(lock) => {
-            let service = startup::build_service(&settings).await?;
-            let result = match &args {
-                Operation::Write(r) => serde_json::to_value(service.write(r).await?)?,
-                Operation::Search(r) => serde_json::to_value(service.search(r).await?)?,
-                Operation::Forget(r) => serde_json::to_value(service.forget(r).await?)?,
-            };
-            service.flush().await?;
-            drop(lock);
-            print(&result)
-        }
-        Acquired::Taken => {
-            let endpoint = read_endpoint(&settings.data_dir).ok_or_else(|| {
-                anyhow::anyhow!(
-                    "data dir {} is locked by a process that publishes no endpoint",
-                    settings.data_dir.display()
-                )
-            })?;
-            print(&call_remote(&endpoint, tool, args.to_json()).await?)
-        }
-    }
+    let result = with_operations(&settings, |ops, _| async move {
+        Ok(match operation {
+            Operation::Write(r) => json!(ops.write(r).await?),
+            Operation::Search(r) => json!(ops.search(r).await?),
+            Operation::Forget(r) => json!(ops.forget(r).await?),
+            Operation::Get(id) => json!(ops.get(id).await?),
+        })
+    })
+    .await?;
+    print(&result)
 }
 
 enum Operation {
     Write(WriteRequest),
     Search(SearchRequest),
     Forget(ForgetRequest),
-}
-
-impl Operation {
-    /// The MCP arguments: the request types are the tools' argument types.
-    fn to_json(&self) -> serde_json::Map<String, Value> {
-        let value = match self {
-            Operation::Write(r) => serde_json::to_value(r),
-            Operation::Search(r) => serde_json::to_value(r),
-            Operation::Forget(r) => serde_json::to_value(r),
-        };
-        match value {
-            Ok(Value::Object(mut map)) => {
-                map.retain(|_, v| !v.is_null());
-                map
-            }
-            _ => Default::default(),
-        }
-    }
-}
-
-async fn call_remote(
-    endpoint: &hindsight::lock::Endpoint,
-    tool: &'static str,
-    args: serde_json::Map<String, Value>,
-) -> anyhow::Result<Value> {
-    let mut config = StreamableHttpClientTransportConfig::with_uri(endpoint.url.clone());
-    if let Some(token) = &endpoint.token {
-        config = config.auth_header(token.expose().to_owned());
-    }
-    let client = ClientConfig::new(
-        ClientCapabilities::default(),
-        Implementation::new("hindsight-cli", env!("CARGO_PKG_VERSION")),
-    )
-    .serve(StreamableHttpClientTransport::from_config(config))
-    .await?;
-    let result = client
-        .call_tool(CallToolRequestParams::new(tool).with_arguments(args))
-        .await;
-    let _ = client.cancel().await;
-    let result = result?;
-    if result.is_error == Some(true) {
-        let text: Vec<String> = result
-            .content
-            .iter()
-            .filter_map(|c| c.as_text().map(|t| t.text.clone()))
-            .collect();
-        anyhow::bail!("{}", text.join("\n"));
-    }
-    result
-        .structured_content
-        .ok_or_else(|| anyhow::anyhow!("{tool}: the daemon returned no structured result"))
-}
-
-/// Reads go straight to the database (SQLite's WAL allows a reader beside the daemon).
-async fn get(settings: &Settings, id: &str) -> anyhow::Result<()> {
-    let id = uuid::Uuid::parse_str(id.trim())
-        .map_err(|_| anyhow::anyhow!("memory_id: must be a UUID, got {id:?}"))?;
-    let store = hindsight::startup::open_store(settings).await?;
-    match store.get(id).await? {
-        Some(memory) => print(&memory),
-        None => anyhow::bail!("no memory with id {id}"),
-    }
+    Get(uuid::Uuid),
 }

@@ -3,6 +3,7 @@
 mod admin;
 mod bench;
 mod candidates;
+mod connection;
 mod eval;
 mod jobs;
 mod mcp;

@@ -6,8 +6,8 @@
 
 use std::path::Path;
 
-use super::draft::{Draft, EpisodeLine, Prompt, PromptError, ReplyError, parse_reply};
 use super::llm::{FormatUsed, LlmClient, LlmError, Turn};
+use super::prompt::{Draft, EpisodeLine, Prompt, PromptError, ReplyError, parse_reply};
 use super::schema::{
     MAX_DRAFT_CHARS, MAX_DRAFT_REPLY_CHARS, MAX_DRAFTS, REPLY_OVERHEAD_CHARS, reply_schema,
 };

@@ -1,7 +1,7 @@
 //! The shape of a distill reply, once: the Rust types a reply is read into, and the JSON Schema
 //! sent with the request (`response_format`), generated from those same types by schemars so
 //! the two cannot drift. The bounds (`MAX_DRAFTS`, `MAX_DRAFT_CHARS`, …) are written once here
-//! and are both in the schema and checked on the reply (`draft::parse_reply`).
+//! and are both in the schema and checked on the reply (`prompt::parse_reply`).
 //!
 //! Episodes are shown to the model under short aliases (`[1]`, `[2]`, …), and the schema
 //! enumerates them: a UUID costs ~35 tokens and small models cannot copy it (measured with

@@ -3,6 +3,7 @@
 
 mod content;
 mod error;
+mod fact_key;
 mod importance;
 mod memory;
 mod memory_type;
@@ -12,6 +13,7 @@ mod top_k;
 
 pub use content::Content;
 pub use error::ValidationError;
+pub use fact_key::FactKey;
 pub use importance::Importance;
 pub use memory::{Memory, MemoryId, NewMemory};
 pub use memory_type::MemoryType;

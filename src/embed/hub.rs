@@ -444,3 +444,11 @@ fn link_or_copy(relative: &Path, _blob: &Path, link: &Path) -> std::io::Result<(
 fn link_or_copy(_relative: &Path, blob: &Path, link: &Path) -> std::io::Result<()> {
     std::fs::copy(blob, link).map(|_| ())
 }
+
+/// Where a local model's files are: `dir` when given, else the hub cache's snapshot of `model`.
+pub fn model_dir(dir: Option<&Path>, model: &str) -> Option<PathBuf> {
+    match dir {
+        Some(dir) => Some(dir.to_path_buf()),
+        None => HubCache::from_env().snapshot(model, "main"),
+    }
+}

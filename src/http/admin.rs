@@ -1,40 +1,42 @@
-//! Operator routes, behind the same bearer token as `/mcp`: what `hindsight jobs run`,
-//! `hindsight archive restore` and `hindsight archive purge` call when a daemon owns the data
-//! dir, so the work happens in the process that owns the data (and its index). `GET /metrics`
-//! is here too.
+//! Operator routes, behind the same bearer token as `/mcp`: what `hindsight jobs` and
+//! `hindsight archive` call when a daemon owns the data dir, so the work happens in the process
+//! that owns the data (and its index). `GET /metrics` is here too.
+//!
+//! - `GET  /admin/jobs`, `GET /admin/jobs/history?name=&limit=`
+//! - `POST /admin/jobs/{name}/run?dry_run=`
+//! - `POST /admin/archive/restore` `{"ids": [...]}`, `{"namespace": "..."}` or `{"batch": "..."}`
+//! - `POST /admin/archive/purge` `{"dry_run"?}`
 
-use std::sync::Arc;
-
+use axum::extract::rejection::{JsonRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde::Deserialize;
-use serde_json::json;
 
-use crate::jobs::{JobError, Runner};
-use crate::store::RestoreSelector;
+use super::AppState;
+use super::error::{answer, bad_body, bad_query, error};
+use crate::operations::{Operations, RestoreRequest};
 
-type AdminState = Arc<Runner>;
-
-pub fn routes(state: AdminState) -> Router {
+pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/metrics", get(metrics))
+        .route("/admin/jobs", get(list))
+        .route("/admin/jobs/history", get(history))
         .route("/admin/jobs/{name}/run", post(run_job))
         .route("/admin/archive/restore", post(restore))
         .route("/admin/archive/purge", post(purge))
-        .with_state(state)
 }
 
-async fn metrics(State(state): State<AdminState>) -> Response {
-    match state.db().counts().await {
-        Ok(counts) => (
+async fn metrics(State(state): State<AppState>) -> Response {
+    match state.ops.stats().await {
+        Ok(stats) => (
             [(
                 header::CONTENT_TYPE,
                 "application/openmetrics-text; version=1.0.0; charset=utf-8",
             )],
-            state.service().metrics().render(counts.iter().map(|row| {
+            state.metrics.render(stats.counts.iter().map(|row| {
                 (
                     row.namespace.as_str(),
                     row.memory_type.as_str(),
@@ -51,6 +53,32 @@ async fn metrics(State(state): State<AdminState>) -> Response {
     }
 }
 
+async fn list(State(state): State<AppState>) -> Response {
+    answer(state.ops.jobs().await)
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct HistoryParams {
+    name: Option<String>,
+    limit: Option<i64>,
+}
+
+async fn history(
+    State(state): State<AppState>,
+    params: Result<Query<HistoryParams>, QueryRejection>,
+) -> Response {
+    match params {
+        Ok(Query(p)) => answer(
+            state
+                .ops
+                .job_history(p.name.as_deref(), p.limit.unwrap_or(20))
+                .await,
+        ),
+        Err(e) => bad_query(&e),
+    }
+}
+
 #[derive(Debug, Deserialize)]
 struct RunParams {
     #[serde(default)]
@@ -58,64 +86,27 @@ struct RunParams {
 }
 
 async fn run_job(
-    State(state): State<AdminState>,
+    State(state): State<AppState>,
     Path(name): Path<String>,
     Query(params): Query<RunParams>,
 ) -> Response {
-    // On a task of its own: a client that disconnects must not cancel a run halfway.
-    let runner = state.clone();
-    let job = name.clone();
-    let outcome = tokio::spawn(async move { runner.run_now(&job, params.dry_run, None).await })
-        .await
-        .unwrap_or_else(|e| Err(JobError::Task(name.clone(), e.to_string())));
-    match outcome {
-        Ok(outcome) => Json(crate::jobs::engine::outcome_json(&name, &outcome)).into_response(),
-        Err(e @ JobError::Unknown(..)) => error(StatusCode::NOT_FOUND, &e.to_string()),
-        Err(e @ JobError::Busy(_)) => error(StatusCode::CONFLICT, &e.to_string()),
-        Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
-    }
+    answer(state.ops.run_job(&name, params.dry_run, None).await)
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RestoreBody {
-    #[serde(default)]
-    ids: Vec<uuid::Uuid>,
-    namespace: Option<String>,
-    batch: Option<String>,
-}
-
-async fn restore(State(state): State<AdminState>, body: Option<Json<RestoreBody>>) -> Response {
-    let Some(Json(body)) = body else {
-        return error(
+async fn restore(
+    State(state): State<AppState>,
+    body: Result<Json<RestoreRequest>, JsonRejection>,
+) -> Response {
+    match body {
+        Ok(Json(request)) => answer(state.ops.restore(request).await),
+        Err(e) => error(
             StatusCode::BAD_REQUEST,
-            "body: expected JSON {\"ids\": [...]}, {\"namespace\": \"...\"} or {\"batch\": \"...\"}",
-        );
-    };
-    let selector = match (body.ids.is_empty(), body.namespace, body.batch) {
-        (false, None, None) => RestoreSelector::Ids(body.ids),
-        (true, Some(namespace), None) => RestoreSelector::Namespace(namespace),
-        (true, None, Some(key)) => {
-            match crate::jobs::archive::batch_ids(state.db().as_ref(), &key).await {
-                Ok(ids) => RestoreSelector::Ids(ids),
-                Err(e) => return error(StatusCode::NOT_FOUND, &e.to_string()),
-            }
-        }
-        _ => {
-            return error(
-                StatusCode::BAD_REQUEST,
-                "give exactly one of ids (non-empty), namespace or batch",
-            );
-        }
-    };
-    let runner = state.clone();
-    let restore = tokio::spawn(async move { runner.restore(&selector).await })
-        .await
-        .unwrap_or_else(|e| Err(JobError::Task("archive restore".into(), e.to_string())));
-    match restore {
-        Ok(report) => Json(json!(report)).into_response(),
-        Err(e @ JobError::Busy(_)) => error(StatusCode::CONFLICT, &e.to_string()),
-        Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
+            &format!(
+                "body: expected exactly one of {{\"ids\": [...]}}, {{\"namespace\": \"...\"}} \
+                 or {{\"batch\": \"...\"}}: {}",
+                e.body_text()
+            ),
+        ),
     }
 }
 
@@ -126,20 +117,12 @@ struct PurgeBody {
     dry_run: bool,
 }
 
-async fn purge(State(state): State<AdminState>, body: Option<Json<PurgeBody>>) -> Response {
-    let dry_run = body.map(|Json(b)| b.dry_run).unwrap_or_default();
-    let runner = state.clone();
-    let purge = tokio::spawn(async move { runner.purge(dry_run).await })
-        .await
-        .unwrap_or_else(|e| Err(JobError::Task("archive purge".into(), e.to_string())));
-    match purge {
-        Ok(report) => Json(json!(report)).into_response(),
-        Err(e @ JobError::Busy(_)) => error(StatusCode::CONFLICT, &e.to_string()),
-        Err(e @ JobError::NoObjectSink(_)) => error(StatusCode::CONFLICT, &e.to_string()),
-        Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
+async fn purge(
+    State(state): State<AppState>,
+    body: Result<Json<PurgeBody>, JsonRejection>,
+) -> Response {
+    match body {
+        Ok(Json(body)) => answer(state.ops.purge(body.dry_run).await),
+        Err(e) => bad_body(&e),
     }
-}
-
-fn error(status: StatusCode, message: &str) -> Response {
-    (status, Json(json!({"error": message}))).into_response()
 }

@@ -1,11 +1,14 @@
 //! The HTTP face of the daemon: MCP (Streamable HTTP) at `/mcp`, `GET /healthz`, bearer auth;
-//! `GET /metrics`, the operator routes (`admin.rs`) and the review API (`candidates.rs`) when
-//! the process runs the jobs. Every route sits behind the browser guard (`guard.rs`: Host
-//! allow-list, cross-site refusal, JSON bodies).
+//! the memory routes (`memories.rs`), `GET /metrics` and the operator routes (`admin.rs`), the
+//! review API (`candidates.rs`). Every route answers through the daemon's `Operations`
+//! (`AppState::ops`) and sits behind the browser guard (`guard.rs`: Host allow-list,
+//! cross-site refusal, JSON bodies).
 
 mod admin;
 mod candidates;
+mod error;
 pub mod guard;
+mod memories;
 
 pub use guard::BrowserGuard;
 
@@ -23,54 +26,65 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use crate::mcp::HindsightMcp;
-use crate::service::MemoryService;
+use crate::metrics::Metrics;
+use crate::operations::LocalOperations;
+use crate::service::Rules;
+
+/// What every handler may use: the daemon's operations, its metrics, and the rules in force
+/// (which the MCP tools describe to agents).
+#[derive(Clone)]
+pub struct AppState {
+    pub ops: Arc<LocalOperations>,
+    pub metrics: Arc<Metrics>,
+    pub rules: Arc<Rules>,
+}
 
 /// Build the router. `auth_token`: when set, every route but `/healthz` requires
 /// `Authorization: Bearer <token>`. `guard`: what every route, `/healthz` included, checks
 /// first (the Host allow-list, cross-site requests, JSON bodies).
 pub fn router(
-    service: Arc<MemoryService>,
-    runner: Option<Arc<crate::jobs::Runner>>,
+    state: AppState,
     auth_token: Option<crate::secret::Secret>,
     guard: BrowserGuard,
     shutdown: CancellationToken,
 ) -> Router {
-    let mcp_service = service.clone();
+    let for_mcp = state.clone();
     let mcp = StreamableHttpService::new(
-        move || Ok(HindsightMcp::new(mcp_service.clone())),
+        move || {
+            Ok(HindsightMcp::new(
+                for_mcp.ops.clone(),
+                &for_mcp.rules,
+                for_mcp.metrics.clone(),
+            ))
+        },
         Arc::new(LocalSessionManager::default()),
         // The guard layer checks Host and Origin for every route, this one included.
         StreamableHttpServerConfig::default()
             .disable_allowed_hosts()
             .with_cancellation_token(shutdown.child_token()),
     );
-    let mut protected = Router::new().nest_service("/mcp", mcp);
-    if let Some(runner) = runner {
-        protected = protected
-            .merge(admin::routes(runner.clone()))
-            .merge(candidates::routes(runner));
-    }
-    let protected = protected.layer(middleware::from_fn_with_state(
-        Arc::new(auth_token),
-        require_bearer,
-    ));
+    let protected = Router::new()
+        .nest_service("/mcp", mcp)
+        .merge(memories::routes())
+        .merge(admin::routes())
+        .merge(candidates::routes())
+        .layer(middleware::from_fn_with_state(
+            Arc::new(auth_token),
+            require_bearer,
+        ));
     Router::new()
         .route("/healthz", get(healthz))
-        .with_state(service)
         .merge(protected)
+        .with_state(state)
         .layer(middleware::from_fn_with_state(
             Arc::new(guard),
             guard::guard,
         ))
 }
 
-async fn healthz(State(service): State<Arc<MemoryService>>) -> Response {
-    match service
-        .store()
-        .meta_get(crate::service::EMBEDDER_META_KEY)
-        .await
-    {
-        Ok(_) => {
+async fn healthz(State(state): State<AppState>) -> Response {
+    match state.ops.ping().await {
+        Ok(()) => {
             Json(json!({"status": "ok", "version": env!("CARGO_PKG_VERSION")})).into_response()
         }
         Err(e) => {

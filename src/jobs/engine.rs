@@ -20,7 +20,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use super::registry::{ConfiguredJob, names};
-use super::{JobContext, JobError, JobStats, Progress};
+use super::{JobContext, JobError, JobSettings, JobStats, Progress};
 use crate::metrics::Metrics;
 use crate::service::MemoryService;
 use crate::store::{Database, RunLedger, RunStatus, StoreLock};
@@ -105,62 +105,20 @@ impl Runner {
         &self.service
     }
 
-    /// `hindsight archive restore`, holding the archive job's guards (here and across
-    /// replicas): an archive run finishing meanwhile could otherwise drop the restored rows'
-    /// fresh index points. Busy while the archive job runs.
-    pub async fn restore(
-        &self,
-        selector: &crate::store::RestoreSelector,
-    ) -> Result<super::archive::RestoreReport, JobError> {
-        self.with_archive_sink(|sink| async move {
-            super::archive::restore(&self.service, self.db.as_ref(), &sink, selector).await
-        })
-        .await
-    }
-
-    /// `hindsight archive purge`: exported objects holding hard-forgotten memories rewritten
-    /// without them, under the archive job's guards (its runs write the same objects). Busy
-    /// while the archive job runs.
-    pub async fn purge(
-        &self,
-        dry_run: bool,
-    ) -> Result<super::archive::purge::PurgeReport, JobError> {
-        use super::archive::{Sink, purge};
-        self.with_archive_sink(|sink| async move {
-            match sink {
-                Sink::Object(sink) => {
-                    sink.partial_files(!dry_run).await?;
-                    purge::purge(self.db.as_ref(), &sink, dry_run).await
-                }
-                // No object sink configured: fine as long as no object needs a purge.
-                Sink::Table => match self.db.batches_to_purge().await?.len() {
-                    0 => Ok(purge::PurgeReport {
-                        dry_run,
-                        ..Default::default()
-                    }),
-                    n => Err(JobError::NoObjectSink(n)),
-                },
-            }
-        })
-        .await
-    }
-
-    /// Run `work` on the archive job's configured sink (where its rows went), holding the
-    /// archive job's two guards for the while.
-    async fn with_archive_sink<T, F, Fut>(&self, work: F) -> Result<T, JobError>
+    /// Run `work` on `name`'s settings while holding that job's two guards (this process's
+    /// overlap guard and the database lock replicas see), as a run of it would: for operator
+    /// work on what the job owns (the archive's restore and purge, `archive/operator.rs`).
+    /// Busy while the job runs, here or elsewhere.
+    pub async fn under_guards<T, F, Fut>(&self, name: &str, work: F) -> Result<T, JobError>
     where
-        F: FnOnce(super::archive::Sink) -> Fut,
+        F: FnOnce(JobSettings) -> Fut,
         Fut: std::future::Future<Output = Result<T, JobError>>,
     {
-        let name = super::archive::SPEC.name;
         let slot = self.slot(name)?;
         let Ok((_running, elsewhere)) = self.guards(slot, name).await? else {
             return Err(JobError::Busy(name.to_owned()));
         };
-        let result = match super::archive::sink(&slot.configured.settings) {
-            Ok(sink) => work(sink).await,
-            Err(e) => Err(e.into()),
-        };
+        let result = work(slot.configured.settings.clone()).await;
         elsewhere.release().await;
         result
     }
@@ -440,25 +398,6 @@ async fn beat(db: Arc<dyn Database>, run: i64, done: CancellationToken) {
         if let Err(e) = db.heartbeat(&[run], Utc::now()).await {
             tracing::warn!(run, error = %e, "job heartbeat failed");
         }
-    }
-}
-
-/// How `hindsight jobs run` prints an outcome (and the admin route returns it).
-pub fn outcome_json(job: &str, outcome: &TickOutcome) -> serde_json::Value {
-    match outcome {
-        TickOutcome::Ran {
-            run,
-            status,
-            stats,
-            error,
-        } => json!({
-            "job": job,
-            "run": (*run != 0).then_some(*run),
-            "status": status,
-            "stats": stats,
-            "error": error,
-        }),
-        TickOutcome::Skipped(reason) => json!({"job": job, "skipped": reason}),
     }
 }
 

@@ -1,4 +1,4 @@
-//! The three MCP tools over the memory service. Each result is one JSON object, sent as text
+//! The three MCP tools, answered through `Operations` (the one way in). Each result is one JSON object, sent as text
 //! content and as structured content; invalid arguments give a tool error naming the field.
 
 use std::sync::Arc;
@@ -11,23 +11,28 @@ use rmcp::{Json, ServerHandler, tool, tool_handler, tool_router};
 
 use super::descriptions;
 use crate::domain::Namespace;
+use crate::metrics::Metrics;
+use crate::operations::{OperationError, Operations};
 use crate::service::{
-    Args, ForgetRequest, ForgetResult, MemoryService, SearchRequest, SearchResult, ServiceError,
+    Args, ForgetRequest, ForgetResult, Rules, SearchRequest, SearchResult, ServiceError,
     WriteRequest, WriteResult,
 };
 
 #[derive(Clone)]
 pub struct HindsightMcp {
-    service: Arc<MemoryService>,
+    ops: Arc<dyn Operations>,
+    /// What the instructions tell agents (the rules in force).
+    instructions: String,
+    metrics: Arc<Metrics>,
     tool_router: ToolRouter<Self>,
 }
 
 fn outcome<T>(
-    metrics: &crate::metrics::Metrics,
+    metrics: &Metrics,
     tool: &'static str,
     namespace: &str,
     started: Instant,
-    result: Result<T, ServiceError>,
+    result: Result<T, OperationError>,
 ) -> Result<Json<T>, String> {
     let seconds = started.elapsed().as_secs_f64();
     let latency_ms = seconds * 1e3;
@@ -48,16 +53,15 @@ fn outcome<T>(
     }
 }
 
-fn invalid<T>(e: crate::domain::ValidationError) -> Result<T, ServiceError> {
-    Err(ServiceError::Invalid(e))
+fn invalid<T>(e: crate::domain::ValidationError) -> Result<T, OperationError> {
+    Err(OperationError::Service(ServiceError::Invalid(e)))
 }
 
 #[tool_router]
 impl HindsightMcp {
-    pub fn new(service: Arc<MemoryService>) -> Self {
+    pub fn new(ops: Arc<dyn Operations>, rules: &Rules, metrics: Arc<Metrics>) -> Self {
         let mut tool_router = Self::tool_router();
         // The descriptions state the rules in force, not the defaults (`descriptions.rs`).
-        let rules = service.rules();
         for (name, description) in [
             ("memory_write", descriptions::memory_write(rules)),
             ("memory_search", descriptions::memory_search(rules)),
@@ -68,7 +72,9 @@ impl HindsightMcp {
             }
         }
         Self {
-            service,
+            ops,
+            instructions: descriptions::instructions(rules),
+            metrics,
             tool_router,
         }
     }
@@ -82,11 +88,11 @@ impl HindsightMcp {
         let started = Instant::now();
         let namespace = args.as_ref().ok().and_then(|a| a.namespace.clone());
         let result = match args {
-            Ok(request) => self.service.write(&request).await,
+            Ok(request) => self.ops.write(request).await,
             Err(e) => invalid(e),
         };
         outcome(
-            self.service.metrics(),
+            &self.metrics,
             "memory_write",
             namespace.as_deref().unwrap_or(Namespace::DEFAULT),
             started,
@@ -103,11 +109,11 @@ impl HindsightMcp {
         let started = Instant::now();
         let namespace = args.as_ref().ok().and_then(|a| a.namespace.clone());
         let result = match args {
-            Ok(request) => self.service.search(&request).await,
+            Ok(request) => self.ops.search(request).await,
             Err(e) => invalid(e),
         };
         outcome(
-            self.service.metrics(),
+            &self.metrics,
             "memory_search",
             namespace.as_deref().unwrap_or(Namespace::DEFAULT),
             started,
@@ -127,12 +133,12 @@ impl HindsightMcp {
             .ok()
             .and_then(|a| a.filter.as_ref().map(|f| f.namespace.clone()));
         let result = match args {
-            Ok(request) => self.service.forget(&request).await,
+            Ok(request) => self.ops.forget(request).await,
             Err(e) => invalid(e),
         };
         // By id the namespace is only known once the row is read: log that it was by id.
         outcome(
-            self.service.metrics(),
+            &self.metrics,
             "memory_forget",
             namespace.as_deref().unwrap_or("(by id)"),
             started,
@@ -146,6 +152,6 @@ impl ServerHandler for HindsightMcp {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("hindsight", env!("CARGO_PKG_VERSION")))
-            .with_instructions(descriptions::instructions(self.service.rules()))
+            .with_instructions(self.instructions.clone())
     }
 }

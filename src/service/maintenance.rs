@@ -9,6 +9,9 @@ use crate::store::AccessHit;
 
 /// Meta key recording which embedder produced the stored vectors.
 pub const EMBEDDER_META_KEY: &str = "embedder_id";
+/// Meta key: why `embedder = "auto"` fell back to `builtin` for this data set (shown by
+/// `stats`; cleared by a reindex).
+pub const EMBEDDER_NOTE_META_KEY: &str = "embedder_note";
 
 const BATCH: i64 = 500;
 

@@ -1,5 +1,5 @@
 //! The memory service: the write / search / forget rules over a store, a vector index and an
-//! embedder. Transports (MCP, CLI) call this and nothing below it.
+//! embedder. Transports reach it only through `operations` (the one way in).
 //!
 //! Invariant: a row change commits first with `index_pending = 1`, then the index is updated,
 //! and the flag is cleared only after the index engine has flushed that change to disk
@@ -12,6 +12,7 @@ pub mod fusion;
 mod maintenance;
 pub mod requests;
 mod responses;
+pub mod review;
 mod search;
 mod write;
 mod write_locks;
@@ -27,10 +28,9 @@ use crate::index::{IndexError, IndexPoint, VectorIndex};
 use crate::metrics::Metrics;
 use crate::store::{MemoryStore, StoreError, StoreLock};
 
-pub use maintenance::{EMBEDDER_META_KEY, ReindexProgress};
+pub use maintenance::{EMBEDDER_META_KEY, EMBEDDER_NOTE_META_KEY, ReindexProgress};
 pub use requests::{Args, ForgetRequest, SearchRequest, WriteRequest};
 pub use responses::{ForgetResult, SearchHit, SearchResult, WriteResult, WriteStatus};
-pub(crate) use write::same_fact_or_unkeyed;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ServiceError {
@@ -202,6 +202,13 @@ impl MemoryService {
 
     pub fn metrics(&self) -> &Arc<Metrics> {
         &self.metrics
+    }
+
+    /// Use the process's metrics (created at startup, shared with the runner and `/metrics`)
+    /// instead of a registry of its own.
+    pub fn with_metrics(mut self, metrics: Arc<Metrics>) -> Self {
+        self.metrics = metrics;
+        self
     }
 
     pub fn rules(&self) -> &Rules {

@@ -2,12 +2,12 @@
 
 use chrono::{DateTime, Utc};
 use schemars::JsonSchema;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::domain::{MemoryId, MemoryType, Status};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum WriteStatus {
     Stored,
@@ -15,7 +15,7 @@ pub enum WriteStatus {
     Merged,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct WriteResult {
     /// `stored` (new memory), `merged` (folded into a near-duplicate) or `skipped` (not stored).
     pub status: WriteStatus,
@@ -33,7 +33,7 @@ pub struct WriteResult {
     pub superseded_by: Option<MemoryId>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct SearchHit {
     pub id: MemoryId,
     pub content: String,
@@ -72,13 +72,13 @@ pub struct SearchHit {
     pub access_count: i64,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct SearchResult {
     /// Best first.
     pub memories: Vec<SearchHit>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ForgetResult {
     /// How many memories were forgotten (each once, wherever its copies were).
     pub forgotten: usize,

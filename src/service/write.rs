@@ -6,7 +6,7 @@ use uuid::Uuid;
 
 use super::requests::{ValidWrite, WriteRequest};
 use super::{MemoryService, ServiceError, WriteResult, WriteStatus};
-use crate::domain::{Memory, MemoryType, NewMemory, Status};
+use crate::domain::{FactKey, Memory, MemoryType, NewMemory, Status};
 use crate::embed::cosine;
 use crate::index::IndexQuery;
 use crate::store::MergeUpdate;
@@ -70,6 +70,7 @@ impl MemoryService {
         embedding: &[f32],
     ) -> Result<Option<Memory>, ServiceError> {
         let threshold = self.rules.dedup_threshold;
+        let key = FactKey::of(valid.entity.as_deref(), valid.attribute.as_deref());
         Ok(self
             .active_neighbours(
                 valid.namespace.as_str(),
@@ -80,7 +81,7 @@ impl MemoryService {
             .await?
             .into_iter()
             .filter(|(sim, _)| *sim > threshold)
-            .find(|(_, m)| same_fact_or_unkeyed(&valid.entity, &valid.attribute, m))
+            .find(|(_, m)| FactKey::may_merge(key.as_ref(), m))
             .map(|(_, m)| m))
     }
 
@@ -234,18 +235,5 @@ impl MemoryService {
         let default_ttl = (valid.memory_type == MemoryType::Working)
             .then(|| Duration::milliseconds((self.rules.working_ttl_hours * 3_600_000.0) as i64));
         valid.ttl.or(default_ttl).map(|ttl| now + ttl)
-    }
-}
-
-/// A near-duplicate only merges when it is not a different keyed fact: "user.city = Paris" must
-/// not swallow "user.hometown = Paris" however similar the sentences are.
-pub(crate) fn same_fact_or_unkeyed(
-    entity: &Option<String>,
-    attribute: &Option<String>,
-    existing: &Memory,
-) -> bool {
-    match (entity, attribute) {
-        (Some(_), Some(_)) => existing.entity == *entity && existing.attribute == *attribute,
-        _ => true,
     }
 }

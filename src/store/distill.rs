@@ -1,6 +1,6 @@
 //! What the distill job keeps (`candidates`, `distilled_clusters`, `distilled_episodes`) and the
-//! review of its candidates. One trait, implemented by both stores (`distill_sqlite.rs`,
-//! `distill_postgres.rs`) and pinned on both by the distill cases of `tests/jobs.rs`.
+//! review of its candidates. One trait, implemented by both stores (`sqlite/distill.rs`,
+//! `postgres/distill.rs`) and pinned on both by the distill cases of `tests/jobs.rs`.
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
@@ -13,7 +13,7 @@ use crate::domain::{Memory, MemoryId};
 pub type CandidateId = Uuid;
 
 /// How a candidate was drafted.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum DistillMethod {
     /// By a language model, from the cluster's episodes.
@@ -22,7 +22,7 @@ pub enum DistillMethod {
     Extractive,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum CandidateStatus {
     Pending,
@@ -31,7 +31,7 @@ pub enum CandidateStatus {
 }
 
 /// A drafted semantic memory waiting for (or past) review.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct Candidate {
     pub id: CandidateId,
     pub namespace: String,

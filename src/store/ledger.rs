@@ -1,6 +1,6 @@
 //! The run ledger of the maintenance jobs (`job_runs`): claiming a scheduled tick, recording
 //! how the run ended, and reading the history. One trait, implemented by both stores
-//! (`ledger_sqlite.rs`, `ledger_postgres.rs`) and pinned by `tests/ledger_suite.rs`.
+//! (`sqlite/ledger.rs`, `postgres/ledger.rs`) and pinned by `tests/ledger_suite.rs`.
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::StoreError;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum RunStatus {
     Running,
@@ -40,7 +40,7 @@ impl RunStatus {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct RunRecord {
     pub id: i64,
     pub job: String,

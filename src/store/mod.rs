@@ -3,14 +3,8 @@
 //! `tests/store_suite.rs`.
 
 mod distill;
-mod distill_postgres;
-mod distill_sqlite;
 mod ledger;
-mod ledger_postgres;
-mod ledger_sqlite;
 mod maintenance;
-mod maintenance_postgres;
-mod maintenance_sqlite;
 mod postgres;
 mod sqlite;
 
@@ -161,7 +155,7 @@ pub struct AccessHit {
 }
 
 /// One row of `stats`.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct CountRow {
     pub namespace: String,
     pub memory_type: MemoryType,

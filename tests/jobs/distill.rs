@@ -531,7 +531,7 @@ pub async fn distill_budget_dedup_against_memories_and_auto_approve(f: Fixture) 
 /// Approve writes through the write path (an edit and an importance; a keyed fact supersedes
 /// the older one); reject needs a note; a decided candidate is not decided again.
 pub async fn candidates_are_approved_through_the_write_path_and_rejected_with_a_note(f: Fixture) {
-    use hindsight::distill::review::{self, Approval, ReviewError};
+    use hindsight::service::review::{self, Approval, ReviewError};
     use hindsight::store::{Candidate, ClusterOutcome, DistilledCluster};
     let old = f
         .service

@@ -4,7 +4,7 @@
 //! next run) takes hard-forgotten memories out of the objects. And what a killed object write
 //! leaves behind is cleared by the next run.
 
-use hindsight::jobs::archive::Sink;
+use hindsight::jobs::archive::{ArchiveOperations, Sink};
 use hindsight::service::ForgetResult;
 use hindsight::service::requests::ForgetFilterRequest;
 use hindsight::store::BatchState;

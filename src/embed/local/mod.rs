@@ -8,7 +8,7 @@
 
 mod card;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -243,13 +243,5 @@ impl Embedder for LocalEmbedder {
             expected: 1,
             got: 0,
         })
-    }
-}
-
-/// Where the model's files are: `dir` when given, else the hub cache's snapshot of `model`.
-pub fn model_dir(dir: Option<&Path>, model: &str) -> Option<PathBuf> {
-    match dir {
-        Some(dir) => Some(dir.to_path_buf()),
-        None => super::hub::HubCache::from_env().snapshot(model, "main"),
     }
 }

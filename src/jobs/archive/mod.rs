@@ -14,7 +14,10 @@
 //! purge`).
 
 pub mod object;
+mod operator;
 pub mod purge;
+
+pub use operator::ArchiveOperations;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -285,7 +288,7 @@ async fn export(ctx: &JobContext, sink: &ObjectSink, batch: &ArchiveBatch) -> Re
 }
 
 /// What `hindsight archive restore` did.
-#[derive(Debug, Clone, Default, serde::Serialize, PartialEq)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize, PartialEq)]
 pub struct RestoreReport {
     pub restored: usize,
     /// Left in the archive: an active memory holds the same (namespace, entity, attribute).

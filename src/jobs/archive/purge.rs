@@ -18,7 +18,7 @@ use crate::jobs::JobError;
 use crate::store::Database;
 
 /// What a purge did, or (dry run) would do.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct PurgeReport {
     pub dry_run: bool,
     /// Objects rewritten without the forgotten rows.

@@ -2,10 +2,10 @@
 //! candidates (held in memory for the run, with the drafts it creates) and its active
 //! semantic memories (asked of the vector index, confirmed on the stored vectors).
 
+use crate::domain::FactKey;
 use crate::domain::{MemoryId, MemoryType};
 use crate::embed::cosine;
 use crate::jobs::{JobContext, JobError};
-use crate::service::same_fact_or_unkeyed;
 use crate::store::{Candidate, CandidateId, CandidateStatus};
 
 /// Candidates loaded per status and namespace.
@@ -69,6 +69,7 @@ impl Known {
         draft: &Candidate,
     ) -> Result<Option<MemoryId>, JobError> {
         let threshold = f64::from(self.threshold);
+        let key = FactKey::of(draft.entity.as_deref(), draft.attribute.as_deref());
         Ok(ctx
             .service
             .active_neighbours(
@@ -80,7 +81,7 @@ impl Known {
             .await?
             .into_iter()
             .filter(|(similarity, _)| *similarity >= threshold)
-            .find(|(_, m)| same_fact_or_unkeyed(&draft.entity, &draft.attribute, m))
+            .find(|(_, m)| FactKey::may_merge(key.as_ref(), m))
             .map(|(_, m)| m.id))
     }
 }

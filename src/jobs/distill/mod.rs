@@ -1,7 +1,7 @@
 //! distill: per namespace, the episodic memories of the last `window_days` that no run has
 //! distilled are clustered by meaning (`crate::distill::cluster`, DBSCAN over cosine); each
 //! cluster of at least `min_points` is drafted into candidate semantic memories for a reviewer
-//! (`drafts.rs`): by the configured language model, or without one as the cluster's most
+//! (`drafting.rs`): by the configured language model, or without one as the cluster's most
 //! central episode (`method = extractive`). A draft that says what a pending or rejected
 //! candidate or an active semantic memory already says adds its episodes to that one's
 //! evidence instead (`known.rs`). Each cluster is written in one transaction with its
@@ -9,7 +9,7 @@
 //! drafts an episode twice; noise episodes stay unmarked for a later window, and a cluster whose
 //! drafting failed (or that the token budget left over) is tried again by the next run.
 
-mod drafts;
+mod drafting;
 mod known;
 
 use std::sync::Arc;
@@ -25,10 +25,10 @@ use super::{Job, JobContext, JobEnv, JobError, JobSpec, JobStats};
 use crate::distill::cluster::{ClusterParams, cluster};
 use crate::distill::drafter::LlmDrafter;
 use crate::distill::grounding::{Refusal, prompt_words};
-use crate::distill::review::{self, Approval};
 use crate::domain::MemoryId;
+use crate::service::review::{self, Approval};
 use crate::store::{Candidate, ClusterOutcome, DistilledCluster, Evidence, EvidenceTo};
-use drafts::{Drafting, Failure, Guard};
+use drafting::{Drafting, Failure, Guard};
 use known::Known;
 
 pub const SPEC: JobSpec = JobSpec {
@@ -366,7 +366,7 @@ impl Distill {
         let mut drafting = futures::stream::iter(works)
             .map(|work| async move {
                 let drafting =
-                    drafts::draft(ctx, llm, guard, &work, episodes, vectors, budget, now).await;
+                    drafting::draft(ctx, llm, guard, &work, episodes, vectors, budget, now).await;
                 (work, drafting)
             })
             .buffered(concurrency);

@@ -5,15 +5,15 @@ use chrono::{DateTime, Utc};
 use sqlx::Row;
 use sqlx::sqlite::SqliteRow;
 
-use super::distill::{
+use super::{
+    embedding_from_bytes, embedding_to_bytes, from_ms, ids_json, ms, parse_ids, row_to_memory,
+};
+use crate::domain::Memory;
+use crate::store::distill::{
     CANDIDATE_COLUMNS, Candidate, CandidateId, CandidateStatus, DistillMethod, DistillStore,
     DistilledCluster, EvidenceTo, Review, memory_evidence,
 };
-use super::sqlite::{
-    embedding_from_bytes, embedding_to_bytes, from_ms, ids_json, ms, parse_ids, row_to_memory,
-};
-use super::{COLUMNS, SqliteStore, StoreError, corrupt};
-use crate::domain::Memory;
+use crate::store::{COLUMNS, SqliteStore, StoreError, corrupt};
 
 fn row_to_candidate(row: &SqliteRow) -> Result<Candidate, StoreError> {
     let id: String = row.try_get("id")?;

@@ -1,36 +1,34 @@
-//! `RunLedger` on SQLite: times as unix milliseconds, stats as JSON text.
+//! `RunLedger` on PostgreSQL: `timestamptz` at millisecond precision, stats as `jsonb`.
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 use sqlx::Row;
-use sqlx::sqlite::SqliteRow;
+use sqlx::postgres::PgRow;
 
-use super::ledger::{RunLedger, RunRecord, RunStatus};
-use super::sqlite::{from_ms, ms};
-use super::{SqliteStore, StoreError, corrupt};
+use super::ms;
+use crate::store::ledger::{RunLedger, RunRecord, RunStatus};
+use crate::store::{PostgresStore, StoreError, corrupt};
 
-fn row_to_run(row: &SqliteRow) -> Result<RunRecord, StoreError> {
+fn row_to_run(row: &PgRow) -> Result<RunRecord, StoreError> {
     let id: i64 = row.try_get("id")?;
     let status: String = row.try_get("status")?;
-    let stats: String = row.try_get("stats")?;
     Ok(RunRecord {
         id,
         job: row.try_get("job")?,
-        scheduled_for: from_ms(row.try_get("scheduled_for")?),
+        scheduled_for: row.try_get("scheduled_for")?,
         node: row.try_get("node")?,
         status: RunStatus::parse(&status)
             .ok_or_else(|| corrupt(&format!("job_runs/{id}"), format!("status {status:?}")))?,
-        started_at: from_ms(row.try_get("started_at")?),
-        finished_at: row.try_get::<Option<i64>, _>("finished_at")?.map(from_ms),
-        stats: serde_json::from_str(&stats)
-            .map_err(|e| corrupt(&format!("job_runs/{id}"), e.to_string()))?,
+        started_at: row.try_get("started_at")?,
+        finished_at: row.try_get("finished_at")?,
+        stats: row.try_get("stats")?,
         error: row.try_get("error")?,
     })
 }
 
 #[async_trait]
-impl RunLedger for SqliteStore {
+impl RunLedger for PostgresStore {
     async fn claim(
         &self,
         job: &str,
@@ -40,7 +38,7 @@ impl RunLedger for SqliteStore {
     ) -> Result<Option<i64>, StoreError> {
         Ok(sqlx::query_scalar(
             "INSERT INTO job_runs (job, scheduled_for, node, status, started_at, heartbeat_at) \
-             VALUES (?1, ?2, ?3, 'running', ?4, ?4) \
+             VALUES ($1, $2, $3, 'running', $4, $4) \
              ON CONFLICT (job, scheduled_for) DO NOTHING RETURNING id",
         )
         .bind(job)
@@ -60,12 +58,12 @@ impl RunLedger for SqliteStore {
         at: DateTime<Utc>,
     ) -> Result<(), StoreError> {
         sqlx::query(
-            "UPDATE job_runs SET status = ?2, stats = ?3, error = ?4, finished_at = ?5 \
-             WHERE id = ?1",
+            "UPDATE job_runs SET status = $2, stats = $3, error = $4, finished_at = $5 \
+             WHERE id = $1",
         )
         .bind(run)
         .bind(status.as_str())
-        .bind(stats.to_string())
+        .bind(stats)
         .bind(error)
         .bind(ms(at))
         .execute(self.pool())
@@ -78,9 +76,9 @@ impl RunLedger for SqliteStore {
             return Ok(());
         }
         sqlx::query(
-            "UPDATE job_runs SET heartbeat_at = ?2 WHERE id IN (SELECT value FROM json_each(?1)) AND status = 'running'",
+            "UPDATE job_runs SET heartbeat_at = $2 WHERE id = ANY($1) AND status = 'running'",
         )
-        .bind(serde_json::to_string(runs).unwrap_or_default())
+        .bind(runs)
         .bind(ms(at))
         .execute(self.pool())
         .await?;
@@ -93,8 +91,8 @@ impl RunLedger for SqliteStore {
         at: DateTime<Utc>,
     ) -> Result<u64, StoreError> {
         Ok(sqlx::query(
-            "UPDATE job_runs SET status = 'interrupted', finished_at = ?2 \
-             WHERE status = 'running' AND COALESCE(heartbeat_at, started_at) < ?1",
+            "UPDATE job_runs SET status = 'interrupted', finished_at = $2 \
+             WHERE status = 'running' AND COALESCE(heartbeat_at, started_at) < $1",
         )
         .bind(ms(heartbeat_before))
         .bind(ms(at))
@@ -104,20 +102,19 @@ impl RunLedger for SqliteStore {
     }
 
     async fn last_success(&self, job: &str) -> Result<Option<DateTime<Utc>>, StoreError> {
-        let last: Option<i64> = sqlx::query_scalar(
-            "SELECT max(finished_at) FROM job_runs WHERE job = ?1 AND status = 'ok'",
+        Ok(sqlx::query_scalar(
+            "SELECT max(finished_at) FROM job_runs WHERE job = $1 AND status = 'ok'",
         )
         .bind(job)
         .fetch_one(self.pool())
-        .await?;
-        Ok(last.map(from_ms))
+        .await?)
     }
 
     async fn history(&self, job: Option<&str>, limit: i64) -> Result<Vec<RunRecord>, StoreError> {
         let rows = sqlx::query(
             "SELECT id, job, scheduled_for, node, status, started_at, finished_at, stats, error \
-             FROM job_runs WHERE ?1 IS NULL OR job = ?1 \
-             ORDER BY started_at DESC, id DESC LIMIT ?2",
+             FROM job_runs WHERE $1::text IS NULL OR job = $1 \
+             ORDER BY started_at DESC, id DESC LIMIT $2",
         )
         .bind(job)
         .bind(limit)

@@ -9,14 +9,14 @@ use chrono::{DateTime, Utc};
 
 use sqlx::Row;
 
-use super::maintenance::{
+use super::{bind_memory, ms, row_to_memory, without_embedding};
+use crate::domain::{Memory, MemoryId, Status};
+use crate::store::maintenance::{
     ARCHIVE_COLUMNS, ArchiveBatch, ArchivedRow, BatchState, ColdRows, MaintenanceStore, RESTORABLE,
     RESTORE_COLUMNS, RestoreBatch, RestoreSelector, archive_select, batch_key, restore_batch,
     restore_select,
 };
-use super::postgres::{bind_memory, ms, row_to_memory, without_embedding};
-use super::{PostgresStore, StoreError, corrupt};
-use crate::domain::{Memory, MemoryId, Status};
+use crate::store::{PostgresStore, StoreError, corrupt};
 
 const COLD: &str = "status = 'active' AND created_at < $1 AND access_count < $2 \
      AND (last_accessed_at IS NULL OR last_accessed_at < $1)";

@@ -5,13 +5,13 @@ use chrono::{DateTime, Utc};
 use sqlx::Row;
 use sqlx::postgres::PgRow;
 
-use super::distill::{
+use super::{ROWS, ms, row_to_memory};
+use crate::domain::Memory;
+use crate::store::distill::{
     CANDIDATE_COLUMNS, Candidate, CandidateId, CandidateStatus, DistillMethod, DistillStore,
     DistilledCluster, EvidenceTo, Review, memory_evidence,
 };
-use super::postgres::{ROWS, ms, row_to_memory};
-use super::{COLUMNS, PostgresStore, StoreError, corrupt};
-use crate::domain::Memory;
+use crate::store::{COLUMNS, PostgresStore, StoreError, corrupt};
 
 fn row_to_candidate(row: &PgRow) -> Result<Candidate, StoreError> {
     let id: CandidateId = row.try_get("id")?;

@@ -11,8 +11,8 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::json;
 
+use super::{MemoryService, ServiceError, WriteRequest};
 use crate::domain::{MemoryId, Status};
-use crate::service::{MemoryService, ServiceError, WriteRequest};
 use crate::store::{
     Candidate, CandidateId, CandidateStatus, DistillStore, MemoryStore, Review, StoreError,
 };
@@ -22,7 +22,8 @@ pub const DEFAULT_IMPORTANCE: f64 = 0.8;
 /// Bound on a reviewer's name and note.
 pub const MAX_NOTE_CHARS: usize = 2_000;
 
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Approval {
     /// The reviewer's wording, replacing the draft's.
     pub content: Option<String>,
@@ -138,7 +139,7 @@ pub async fn reject(
 }
 
 /// A candidate with the episodes it rests on, for `show`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct CandidateDetail {
     #[serde(flatten)]
     pub candidate: Candidate,
@@ -147,7 +148,7 @@ pub struct CandidateDetail {
     pub missing_episodes: Vec<MemoryId>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct EpisodeView {
     pub id: MemoryId,
     pub content: String,

@@ -7,9 +7,9 @@ use uuid::Uuid;
 
 use super::{Budget, Work};
 use crate::distill::cluster::centroid_medoid;
-use crate::distill::draft::EpisodeLine;
 use crate::distill::drafter::{DraftFailure, LlmDrafter};
 use crate::distill::grounding::{Grounding, GroundingThresholds, Refusal};
+use crate::distill::prompt::EpisodeLine;
 use crate::domain::{Memory, MemoryId};
 use crate::embed::cosine;
 use crate::jobs::{JobContext, JobError};

@@ -1,0 +1,25 @@
+//! What every data command shares: the connection (this process, or the owning daemon) and
+//! how a result is printed.
+
+use hindsight::configuration::Settings;
+use hindsight::operations::{OperationError, Operations};
+use hindsight::startup;
+
+/// Run `work` on the operations of this process or of the daemon that owns the data dir, then
+/// close the connection (flushing what this process changed) whatever the outcome.
+pub async fn with_operations<T, F, Fut>(settings: &Settings, work: F) -> anyhow::Result<T>
+where
+    F: FnOnce(std::sync::Arc<dyn Operations>, bool) -> Fut,
+    Fut: std::future::Future<Output = Result<T, OperationError>>,
+{
+    let connection = startup::connect(settings).await?;
+    let local = connection.is_local();
+    let result = work(connection.ops(), local).await;
+    connection.close().await?;
+    Ok(result?)
+}
+
+pub fn print(value: &impl serde::Serialize) -> anyhow::Result<()> {
+    println!("{}", serde_json::to_string_pretty(value)?);
+    Ok(())
+}

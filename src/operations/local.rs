@@ -1,0 +1,316 @@
+//! `Operations` in this process: the memory service for memories, the job runner for jobs and
+//! the archive, the review rules for candidates, the database for reads.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use chrono::Utc;
+use futures::future::BoxFuture;
+use serde_json::Value;
+use tokio::sync::OnceCell;
+
+use super::{
+    CandidateQuery, JobRunReport, JobSummary, LastRun, OperationError, Operations, ProgressFn,
+    Rejection, RestoreRequest, Stats, check_history_limit,
+};
+use crate::domain::{Memory, MemoryId};
+use crate::jobs::archive::purge::PurgeReport;
+use crate::jobs::archive::{self, ArchiveOperations, RestoreReport};
+use crate::jobs::engine::interrupt_stale_runs;
+use crate::jobs::{JobSettings, Runner, TickOutcome};
+use crate::service::review::{self, Approval, CandidateDetail, ReviewError};
+use crate::service::{
+    ForgetRequest, ForgetResult, MemoryService, SearchRequest, SearchResult, WriteRequest,
+    WriteResult,
+};
+use crate::store::{Candidate, CandidateId, Database, RestoreSelector, RunRecord};
+
+/// What a process that owns the data dir but runs no daemon (a CLI command) assembles on
+/// demand: the jobs' settings, the service when an operation first needs it (a command that
+/// only reads never loads the embedder or opens the index), the job runner over it when a job
+/// operation does (a memory write never reads the job files).
+pub trait Assemble: Send + Sync {
+    fn job_settings(&self) -> Result<Vec<JobSettings>, OperationError>;
+    fn service(&self) -> BoxFuture<'_, Result<Arc<MemoryService>, OperationError>>;
+    fn runner(
+        &self,
+        service: Arc<MemoryService>,
+    ) -> BoxFuture<'_, Result<Arc<Runner>, OperationError>>;
+}
+
+pub struct LocalOperations {
+    db: Arc<dyn Database>,
+    service: OnceCell<Arc<MemoryService>>,
+    runner: OnceCell<Arc<Runner>>,
+    assemble: Option<Box<dyn Assemble>>,
+}
+
+impl LocalOperations {
+    /// Over a running daemon's runner (its service and database).
+    pub fn new(runner: Arc<Runner>) -> Self {
+        Self {
+            db: runner.db().clone(),
+            service: OnceCell::new_with(Some(runner.service().clone())),
+            runner: OnceCell::new_with(Some(runner)),
+            assemble: None,
+        }
+    }
+
+    /// Reads from `db` at once; the rest assembled on demand.
+    pub fn lazy(db: Arc<dyn Database>, assemble: Box<dyn Assemble>) -> Self {
+        Self {
+            db,
+            service: OnceCell::new(),
+            runner: OnceCell::new(),
+            assemble: Some(assemble),
+        }
+    }
+
+    fn assembler(&self) -> Result<&dyn Assemble, OperationError> {
+        self.assemble.as_deref().ok_or_else(|| {
+            OperationError::Unavailable("nothing to assemble the service with".to_owned())
+        })
+    }
+
+    pub async fn service(&self) -> Result<&Arc<MemoryService>, OperationError> {
+        self.service
+            .get_or_try_init(|| async { self.assembler()?.service().await })
+            .await
+    }
+
+    pub async fn runner(&self) -> Result<&Arc<Runner>, OperationError> {
+        self.runner
+            .get_or_try_init(|| async {
+                let service = self.service().await?.clone();
+                self.assembler()?.runner(service).await
+            })
+            .await
+    }
+
+    fn job_settings(&self) -> Result<Vec<JobSettings>, OperationError> {
+        match (self.runner.get(), &self.assemble) {
+            (Some(runner), _) => Ok(runner.jobs().map(|j| j.settings.clone()).collect()),
+            (None, Some(assemble)) => assemble.job_settings(),
+            (None, None) => Ok(Vec::new()),
+        }
+    }
+
+    /// The store answers (for `/healthz`).
+    pub async fn ping(&self) -> Result<(), OperationError> {
+        self.db.meta_get(crate::service::EMBEDDER_META_KEY).await?;
+        Ok(())
+    }
+
+    /// Write out what the service holds in memory (index changes, access counts): a CLI
+    /// process calls this before it exits. Nothing to do when nothing built the service.
+    pub async fn flush(&self) -> Result<(), OperationError> {
+        if let Some(service) = self.service.get() {
+            service.flush().await?;
+        }
+        Ok(())
+    }
+}
+
+/// A task of its own: a caller that goes away (an HTTP client disconnecting) must not cancel
+/// an operation halfway, between a write and its mark.
+async fn detached<T: Send + 'static>(
+    what: &str,
+    work: impl std::future::Future<Output = Result<T, OperationError>> + Send + 'static,
+) -> Result<T, OperationError> {
+    tokio::spawn(work).await.unwrap_or_else(|e| {
+        Err(OperationError::Job(crate::jobs::JobError::Task(
+            what.to_owned(),
+            e.to_string(),
+        )))
+    })
+}
+
+#[async_trait]
+impl Operations for LocalOperations {
+    async fn write(&self, request: WriteRequest) -> Result<WriteResult, OperationError> {
+        Ok(self.service().await?.write(&request).await?)
+    }
+
+    async fn search(&self, request: SearchRequest) -> Result<SearchResult, OperationError> {
+        Ok(self.service().await?.search(&request).await?)
+    }
+
+    async fn forget(&self, request: ForgetRequest) -> Result<ForgetResult, OperationError> {
+        Ok(self.service().await?.forget(&request).await?)
+    }
+
+    async fn get(&self, id: MemoryId) -> Result<Memory, OperationError> {
+        self.db
+            .get(id)
+            .await?
+            .ok_or(OperationError::MemoryNotFound(id))
+    }
+
+    async fn stats(&self) -> Result<Stats, OperationError> {
+        let counts = self.db.counts().await?;
+        Ok(Stats {
+            total: counts.iter().map(|r| r.count).sum(),
+            embedder: self.db.meta_get(crate::service::EMBEDDER_META_KEY).await?,
+            counts,
+            embedder_note: self
+                .db
+                .meta_get(crate::service::EMBEDDER_NOTE_META_KEY)
+                .await?
+                .filter(|n| !n.is_empty()),
+        })
+    }
+
+    async fn jobs(&self) -> Result<Vec<JobSummary>, OperationError> {
+        // Runs whose process died (a killed `jobs run`, with no daemon to notice) show as
+        // what they are.
+        interrupt_stale_runs(self.db.as_ref()).await;
+        let now = Utc::now();
+        let jobs = self.job_settings()?;
+        let mut rows = Vec::with_capacity(jobs.len());
+        for s in &jobs {
+            let last = self.db.history(Some(&s.name), 1).await?.into_iter().next();
+            rows.push(JobSummary {
+                name: s.name.clone(),
+                enabled: s.enabled,
+                cron: s.schedule.as_str().to_owned(),
+                next_run: s.enabled.then(|| s.schedule.next_after(now)).flatten(),
+                batch_size: s.batch_size,
+                params: serde_json::to_value(&s.params).unwrap_or(Value::Null),
+                last_success: self.db.last_success(&s.name).await?,
+                last_run: last.map(|r| LastRun {
+                    status: r.status,
+                    scheduled_for: r.scheduled_for,
+                    finished_at: r.finished_at,
+                    error: r.error,
+                    stats: r.stats,
+                }),
+            });
+        }
+        Ok(rows)
+    }
+
+    async fn run_job(
+        &self,
+        name: &str,
+        dry_run: bool,
+        progress: Option<ProgressFn>,
+    ) -> Result<JobRunReport, OperationError> {
+        let runner = self.runner().await?.clone();
+        let job = name.to_owned();
+        let outcome = detached(name, async move {
+            Ok(runner.run_now(&job, dry_run, progress).await?)
+        })
+        .await?;
+        Ok(report(name, outcome))
+    }
+
+    async fn job_history(
+        &self,
+        name: Option<&str>,
+        limit: i64,
+    ) -> Result<Vec<RunRecord>, OperationError> {
+        let limit = check_history_limit(limit)?;
+        interrupt_stale_runs(self.db.as_ref()).await;
+        Ok(self.db.history(name, limit).await?)
+    }
+
+    async fn restore(&self, request: RestoreRequest) -> Result<RestoreReport, OperationError> {
+        let selector = match request {
+            RestoreRequest::Ids(ids) if ids.is_empty() => {
+                return Err(OperationError::Invalid {
+                    field: "ids",
+                    rule: "must not be empty".to_owned(),
+                });
+            }
+            RestoreRequest::Ids(ids) => RestoreSelector::Ids(ids),
+            RestoreRequest::Namespace(namespace) => RestoreSelector::Namespace(namespace),
+            RestoreRequest::Batch(key) => {
+                RestoreSelector::Ids(archive::batch_ids(self.db.as_ref(), &key).await?)
+            }
+        };
+        let runner = self.runner().await?.clone();
+        detached("archive restore", async move {
+            Ok(runner.restore(&selector).await?)
+        })
+        .await
+    }
+
+    async fn purge(&self, dry_run: bool) -> Result<PurgeReport, OperationError> {
+        let runner = self.runner().await?.clone();
+        detached(
+            "archive purge",
+            async move { Ok(runner.purge(dry_run).await?) },
+        )
+        .await
+    }
+
+    async fn candidates(&self, query: CandidateQuery) -> Result<Vec<Candidate>, OperationError> {
+        let status = review::parse_status_filter(&query.status)?;
+        let limit = review::check_limit(query.limit)?;
+        Ok(self
+            .db
+            .candidates(query.namespace.as_deref(), status, limit)
+            .await?)
+    }
+
+    async fn candidate(&self, id: CandidateId) -> Result<CandidateDetail, OperationError> {
+        let candidate = self
+            .db
+            .candidate(id)
+            .await?
+            .ok_or(ReviewError::NotFound(id))?;
+        Ok(review::detail(self.db.as_ref(), candidate).await?)
+    }
+
+    async fn approve(
+        &self,
+        id: CandidateId,
+        approval: Approval,
+    ) -> Result<Candidate, OperationError> {
+        let runner = self.runner().await?.clone();
+        detached("candidate approval", async move {
+            Ok(review::approve(runner.service(), runner.db().as_ref(), id, &approval).await?)
+        })
+        .await
+    }
+
+    async fn reject(
+        &self,
+        id: CandidateId,
+        rejection: Rejection,
+    ) -> Result<Candidate, OperationError> {
+        Ok(review::reject(
+            self.db.as_ref(),
+            id,
+            &rejection.note,
+            rejection.reviewer.as_deref(),
+        )
+        .await?)
+    }
+}
+
+fn report(job: &str, outcome: TickOutcome) -> JobRunReport {
+    match outcome {
+        TickOutcome::Ran {
+            run,
+            status,
+            stats,
+            error,
+        } => JobRunReport {
+            job: job.to_owned(),
+            run: (run != 0).then_some(run),
+            status: Some(status),
+            stats: serde_json::to_value(&stats).ok(),
+            error,
+            skipped: None,
+        },
+        TickOutcome::Skipped(reason) => JobRunReport {
+            job: job.to_owned(),
+            run: None,
+            status: None,
+            stats: None,
+            error: None,
+            skipped: Some(reason.to_string()),
+        },
+    }
+}

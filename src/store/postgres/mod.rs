@@ -1,0 +1,285 @@
+//! PostgreSQL implementation of `MemoryStore` (scale-out: several daemons on one database).
+//! Same rules as `sqlite/`, pinned by the same suite; id lists travel as arrays and are
+//! expanded with `unnest`, so every statement is static SQL.
+
+mod distill;
+mod ledger;
+mod maintenance;
+mod memories;
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use chrono::{DateTime, TimeZone, Utc};
+use sqlx::Row;
+use sqlx::postgres::{PgPool, PgPoolOptions, PgRow};
+
+use crate::domain::{Memory, MemoryId};
+use crate::lexical;
+use crate::store::{
+    AccessHit, COLUMNS, COUNTS_SQL, CountRow, ForgetSelector, Forgotten, Inserted, LexicalHit,
+    LexicalHits, LexicalQuery, MemoryStore, MergeUpdate, StoreError, StoreLock, count_row,
+    insert_error, parse_type_and_status, soonest_expiry_first,
+};
+
+/// Connection pool bounds. A pool per daemon replica: 20 × replicas must stay under the
+/// server's `max_connections` (100 by default).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PoolSize {
+    pub min: u32,
+    pub max: u32,
+}
+
+impl Default for PoolSize {
+    fn default() -> Self {
+        Self { min: 5, max: 20 }
+    }
+}
+
+pub struct PostgresStore {
+    pool: PgPool,
+}
+
+impl PostgresStore {
+    /// Connect and apply the migrations in `migrations/postgres/`.
+    pub async fn connect(url: &str, size: PoolSize) -> Result<Self, StoreError> {
+        let pool = PgPoolOptions::new()
+            .min_connections(size.min)
+            .max_connections(size.max)
+            .acquire_timeout(Duration::from_secs(10))
+            .connect(url)
+            .await?;
+        let store = Self { pool };
+        store.migrate().await?;
+        store.fill_lexical().await?;
+        store.upgrade_lexical().await?;
+        Ok(store)
+    }
+
+    /// Index every row (hot and archived) again when the stored terms were made under other
+    /// rules than `lexical::VERSION`'s, a batch per statement; then record the version.
+    /// Replicas starting together may both do it: the values are the same.
+    async fn upgrade_lexical(&self) -> Result<(), StoreError> {
+        if self.meta_get(lexical::VERSION_KEY).await?.as_deref() == Some(lexical::VERSION) {
+            return Ok(());
+        }
+        for table in ["memories", "memories_archive"] {
+            let mut after: Option<MemoryId> = None;
+            loop {
+                let rows: Vec<(MemoryId, String)> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+                    "SELECT id, content FROM {table} WHERE $1::uuid IS NULL OR id > $1 \
+                     ORDER BY id LIMIT 1000"
+                )))
+                .bind(after)
+                .fetch_all(&self.pool)
+                .await?;
+                let Some((last, _)) = rows.last() else { break };
+                after = Some(*last);
+                let (ids, documents): (Vec<MemoryId>, Vec<String>) = rows
+                    .iter()
+                    .map(|(id, content)| (*id, lexical::document(content)))
+                    .unzip();
+                sqlx::query(sqlx::AssertSqlSafe(format!(
+                    "UPDATE {table} m SET lexical = v.lexical \
+                     FROM unnest($1::uuid[], $2::text[]) AS v(id, lexical) WHERE m.id = v.id"
+                )))
+                .bind(&ids)
+                .bind(&documents)
+                .execute(&self.pool)
+                .await?;
+            }
+        }
+        self.meta_set(lexical::VERSION_KEY, lexical::VERSION).await
+    }
+
+    /// Compute the lexical terms of rows stored before the full-text index existed (the
+    /// migration leaves them NULL), a batch per statement. Replicas starting together may both
+    /// fill a batch: the values are the same, and `lexical IS NULL` keeps the second a no-op.
+    async fn fill_lexical(&self) -> Result<(), StoreError> {
+        loop {
+            let rows: Vec<(MemoryId, String)> = sqlx::query_as(
+                "SELECT id, content FROM memories WHERE lexical IS NULL ORDER BY id LIMIT 1000",
+            )
+            .fetch_all(&self.pool)
+            .await?;
+            if rows.is_empty() {
+                return Ok(());
+            }
+            let (ids, documents): (Vec<MemoryId>, Vec<String>) = rows
+                .iter()
+                .map(|(id, content)| (*id, lexical::document(content)))
+                .unzip();
+            sqlx::query(
+                "UPDATE memories m SET lexical = v.lexical \
+                 FROM unnest($1::uuid[], $2::text[]) AS v(id, lexical) \
+                 WHERE m.id = v.id AND m.lexical IS NULL",
+            )
+            .bind(&ids)
+            .bind(&documents)
+            .execute(&self.pool)
+            .await?;
+        }
+    }
+
+    /// Apply pending migrations (what `hindsight migrate` runs; also done at connect).
+    pub async fn migrate(&self) -> Result<(), StoreError> {
+        sqlx::migrate!("./migrations/postgres")
+            .run(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    pub fn pool(&self) -> &PgPool {
+        &self.pool
+    }
+}
+
+/// Timestamps are kept at millisecond precision, as in SQLite: `mark_indexed` compares the
+/// `updated_at` a caller saw with the stored one, so both must round the same way.
+#[async_trait]
+impl crate::store::HeldLock for sqlx::Transaction<'static, sqlx::Postgres> {
+    async fn release(self: Box<Self>) {
+        // Rolling back ends the transaction and with it every xact-scoped advisory lock.
+        if let Err(e) = (*self).rollback().await {
+            tracing::warn!(error = %e, "releasing a database lock failed; it ends with its connection");
+        }
+    }
+}
+
+#[async_trait]
+impl crate::store::HeldLock for sqlx::PgConnection {
+    async fn release(self: Box<Self>) {
+        use sqlx::Connection;
+        // Session-level locks end with the session.
+        let _ = (*self).close().await;
+    }
+}
+
+fn ms(at: DateTime<Utc>) -> DateTime<Utc> {
+    Utc.timestamp_millis_opt(at.timestamp_millis())
+        .single()
+        .unwrap_or(at)
+}
+
+fn row_to_memory(row: &PgRow) -> Result<Memory, StoreError> {
+    let id: MemoryId = row.try_get("id")?;
+    let id_text = id.to_string();
+    let (memory_type, status) = parse_type_and_status(
+        &id_text,
+        row.try_get("memory_type")?,
+        row.try_get("status")?,
+    )?;
+    Ok(Memory {
+        id,
+        namespace: row.try_get("namespace")?,
+        memory_type,
+        content: row.try_get("content")?,
+        importance: row.try_get("importance")?,
+        status,
+        entity: row.try_get("entity")?,
+        attribute: row.try_get("attribute")?,
+        source: row.try_get("source")?,
+        merged_sources: row.try_get("merged_sources")?,
+        metadata: row.try_get("metadata")?,
+        created_at: row.try_get("created_at")?,
+        occurred_at: row.try_get("occurred_at")?,
+        updated_at: row.try_get("updated_at")?,
+        expires_at: row.try_get("expires_at")?,
+        last_accessed_at: row.try_get("last_accessed_at")?,
+        access_count: row.try_get("access_count")?,
+        deprecated_at: row.try_get("deprecated_at")?,
+        deprecated_by: row.try_get("deprecated_by")?,
+        embedding_model: row.try_get("embedding_model")?,
+        embedding: row.try_get("embedding")?,
+    })
+}
+
+fn rows_to_memories(rows: &[PgRow]) -> Result<Vec<Memory>, StoreError> {
+    rows.iter().map(row_to_memory).collect()
+}
+
+/// Rows with their vectors: `memories` holds a row's columns but its embedding, which lives in
+/// `memory_vectors` (migration 0006, so an archive move copies ~300 B, not ~2 kB). Every
+/// `SELECT {COLUMNS}` reads from this join.
+const ROWS: &str = "memories JOIN memory_vectors USING (id)";
+
+/// `columns` (a list in `COLUMNS` order, possibly with more after it) without the embedding:
+/// the list as `memories` and `memories_archive` hold it.
+fn without_embedding(columns: &str) -> String {
+    columns
+        .replace(", embedding,", ",")
+        .trim_end_matches(", embedding")
+        .to_owned()
+}
+
+/// A row's vector, inside a statement on `memories`.
+const CURRENT_VECTOR: &str = "(SELECT v.embedding FROM memory_vectors v WHERE v.id = memories.id)";
+
+/// A `RETURNING` list of `COLUMNS` for a statement that changes `memories`, the embedding being
+/// `vector` (`CURRENT_VECTOR` unless the statement's caller is replacing it).
+fn returning_columns(vector: &str) -> String {
+    format!("{}, {vector} AS embedding", without_embedding(COLUMNS))
+}
+
+/// The advisory-lock key of the one process allowed to write with an embedded index.
+const LOCAL_INDEX_CLAIM: &str = "hindsight\u{1f}embedded-index-writer";
+
+/// One advisory-lock key per (namespace, entity, attribute), joined by the unit separator so
+/// ("a b", "c") and ("a", "b c") stay apart. A hash collision only makes two keys queue.
+fn fact_lock_key(namespace: &str, entity: &str, attribute: &str) -> String {
+    format!("{namespace}\u{1f}{entity}\u{1f}{attribute}")
+}
+
+/// A query with a row's columns bound as `$1`…`$21`, in `COLUMNS` order (the embedding is
+/// `$20`): every statement that writes a whole row (an insert, an archive row read back from
+/// an object) binds them here.
+fn bind_memory<'q>(
+    query: sqlx::query::Query<'q, sqlx::Postgres, sqlx::postgres::PgArguments>,
+    memory: &'q Memory,
+) -> sqlx::query::Query<'q, sqlx::Postgres, sqlx::postgres::PgArguments> {
+    query
+        .bind(memory.id)
+        .bind(&memory.namespace)
+        .bind(memory.memory_type.as_str())
+        .bind(&memory.content)
+        .bind(memory.importance)
+        .bind(memory.status.as_str())
+        .bind(&memory.entity)
+        .bind(&memory.attribute)
+        .bind(&memory.source)
+        .bind(&memory.merged_sources)
+        .bind(&memory.metadata)
+        .bind(ms(memory.created_at))
+        .bind(ms(memory.updated_at))
+        .bind(memory.expires_at.map(ms))
+        .bind(memory.last_accessed_at.map(ms))
+        .bind(memory.access_count)
+        .bind(memory.deprecated_at.map(ms))
+        .bind(memory.deprecated_by)
+        .bind(&memory.embedding_model)
+        .bind(&memory.embedding)
+        .bind(ms(memory.occurred_at))
+}
+
+/// The INSERT of a new row (active, index pending), on a pool or inside a transaction.
+async fn insert_row<'e>(
+    executor: impl sqlx::Executor<'e, Database = sqlx::Postgres>,
+    memory: &Memory,
+) -> Result<(), StoreError> {
+    // One statement: the row and its vector are written together or not at all.
+    bind_memory(
+        sqlx::query(sqlx::AssertSqlSafe(format!(
+            "WITH vector AS (INSERT INTO memory_vectors (id, embedding) VALUES ($1, $20)) \
+             INSERT INTO memories ({}, index_pending, lexical) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, \
+             $18, $19, $21, TRUE, $22)",
+            without_embedding(COLUMNS)
+        ))),
+        memory,
+    )
+    .bind(lexical::document(&memory.content))
+    .execute(executor)
+    .await
+    .map(drop)
+    .map_err(|e| insert_error(e, memory))
+}

@@ -1,0 +1,333 @@
+//! SQLite implementation of `MemoryStore` (the embedded default). WAL mode, one file under the
+//! data dir. Id lists are passed as one JSON array and expanded with `json_each`, so every
+//! statement is static SQL.
+
+mod distill;
+mod ledger;
+mod maintenance;
+mod memories;
+
+use std::path::Path;
+use std::str::FromStr;
+use std::time::Duration;
+
+use chrono::{DateTime, TimeZone, Utc};
+use serde_json::Value;
+use sqlx::Row;
+use sqlx::sqlite::{
+    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteRow,
+    SqliteSynchronous,
+};
+
+use crate::domain::{Memory, MemoryId};
+use crate::lexical::{self, StatsCache};
+use crate::store::{
+    AccessHit, COLUMNS, COUNTS_SQL, CountRow, ForgetSelector, Forgotten, Inserted, LexicalHit,
+    LexicalHits, LexicalQuery, MemoryStore, MergeUpdate, StoreError, StoreLock, corrupt, count_row,
+    insert_error, parse_type_and_status, soonest_expiry_first,
+};
+
+pub struct SqliteStore {
+    pool: SqlitePool,
+    document_frequencies: StatsCache<i64>,
+}
+
+impl SqliteStore {
+    /// Open (creating if needed) the database file and apply migrations.
+    pub async fn open(path: &Path) -> Result<Self, StoreError> {
+        let options = SqliteConnectOptions::new()
+            .filename(path)
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            .synchronous(SqliteSynchronous::Normal)
+            .busy_timeout(Duration::from_secs(10))
+            .foreign_keys(true);
+        let pool = SqlitePoolOptions::new()
+            .max_connections(4)
+            .connect_with(options)
+            .await?;
+        sqlx::migrate!("./migrations/sqlite").run(&pool).await?;
+        let store = Self {
+            pool,
+            document_frequencies: StatsCache::default(),
+        };
+        store.fill_lexical().await?;
+        store.upgrade_lexical().await?;
+        Ok(store)
+    }
+
+    /// Index every row (hot and archived) again when the stored terms were made under other
+    /// rules than `lexical::VERSION`'s, a batch per transaction; then record the version. A
+    /// no-op once done; a crash midway starts over at the next open (same values).
+    async fn upgrade_lexical(&self) -> Result<(), StoreError> {
+        if self.meta_get(lexical::VERSION_KEY).await?.as_deref() == Some(lexical::VERSION) {
+            return Ok(());
+        }
+        for (table, key) in [("memories", "seq"), ("memories_archive", "id")] {
+            let mut after: Option<String> = None;
+            loop {
+                let rows: Vec<(String, String)> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+                    "SELECT CAST({key} AS TEXT), content FROM {table} \
+                     WHERE ?1 IS NULL OR {key} > CAST(?1 AS {kind}) ORDER BY {key} LIMIT 1000",
+                    kind = if key == "seq" { "INTEGER" } else { "TEXT" }
+                )))
+                .bind(&after)
+                .fetch_all(&self.pool)
+                .await?;
+                let Some((last, _)) = rows.last() else { break };
+                after = Some(last.clone());
+                let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+                for (row, content) in &rows {
+                    sqlx::query(sqlx::AssertSqlSafe(format!(
+                        "UPDATE {table} SET lexical = ?2 WHERE {key} = CAST(?1 AS {kind})",
+                        kind = if key == "seq" { "INTEGER" } else { "TEXT" }
+                    )))
+                    .bind(row)
+                    .bind(lexical::document(content))
+                    .execute(&mut *tx)
+                    .await?;
+                }
+                tx.commit().await?;
+            }
+        }
+        self.meta_set(lexical::VERSION_KEY, lexical::VERSION).await
+    }
+
+    /// Compute the lexical terms of rows stored before the full-text index existed (the
+    /// migration leaves them NULL), a batch per transaction. A no-op once done.
+    async fn fill_lexical(&self) -> Result<(), StoreError> {
+        loop {
+            let rows: Vec<(i64, String)> = sqlx::query_as(
+                "SELECT seq, content FROM memories WHERE lexical IS NULL ORDER BY seq LIMIT 1000",
+            )
+            .fetch_all(&self.pool)
+            .await?;
+            if rows.is_empty() {
+                return Ok(());
+            }
+            let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+            for (seq, content) in &rows {
+                sqlx::query("UPDATE memories SET lexical = ?2 WHERE seq = ?1 AND lexical IS NULL")
+                    .bind(seq)
+                    .bind(lexical::document(content))
+                    .execute(&mut *tx)
+                    .await?;
+            }
+            tx.commit().await?;
+        }
+    }
+
+    /// For tests and tools: open from a URL such as `sqlite://path/to.db`.
+    pub async fn open_url(url: &str) -> Result<Self, StoreError> {
+        let options = SqliteConnectOptions::from_str(url)?;
+        Self::open(options.get_filename()).await
+    }
+
+    pub fn pool(&self) -> &SqlitePool {
+        &self.pool
+    }
+
+    /// The query terms to match, and the BM25 scale of the match (`LexicalHits::full_match`).
+    /// Terms held by more than `max_df` of the rows are left out (`lexical::selective`).
+    async fn selective_terms(
+        &self,
+        query: &LexicalQuery,
+    ) -> Result<(Vec<String>, f64), StoreError> {
+        // The largest rowid: the row count, or more after deletes (O(1), unlike COUNT(*));
+        // an overcount only makes the scale a little larger.
+        let rows: Option<i64> = sqlx::query_scalar("SELECT max(seq) FROM memories")
+            .fetch_one(&self.pool)
+            .await?;
+        let rows = rows.unwrap_or(0);
+        let (mut counts, missing) = self.document_frequencies.lookup(rows, &query.terms);
+        if !missing.is_empty() {
+            let read: Vec<(String, i64)> = sqlx::query_as(
+                "SELECT term, doc FROM memories_fts_vocab \
+                 WHERE term IN (SELECT value FROM json_each(?1))",
+            )
+            .bind(serde_json::to_string(&missing).unwrap_or_default())
+            .fetch_all(&self.pool)
+            .await?;
+            self.document_frequencies.remember(rows, &missing, &read);
+            counts.extend(read);
+        }
+        let df = |term: &str| {
+            counts
+                .iter()
+                .find(|(t, _)| t == term)
+                .map_or(0, |(_, doc)| *doc)
+        };
+        let mut by_rarity = query.terms.clone();
+        by_rarity.sort_by_key(|t| df(t));
+        let limit = (query.max_df * rows as f64) as i64;
+        let terms = lexical::selective(by_rarity, rows as f64, query.max_df, |t| df(t) > limit);
+        // FTS5's BM25 IDF, over every term matched for. A term no row holds counts too (at
+        // its IDF, the highest): a query whose telling word is nowhere is matched weakly.
+        let n = rows as f64;
+        let full_match = terms
+            .iter()
+            .map(|t| df(t) as f64)
+            .map(|d| (((n - d + 0.5) / (d + 0.5)).ln()).max(1e-6))
+            .sum();
+        Ok((terms, full_match))
+    }
+
+    /// Run `sql` (an `UPDATE … FROM json_each(?1)`) over `rows`, 1,000 JSON rows per statement,
+    /// all in one transaction. Driven from the small list and joined by primary key, so the cost
+    /// is O(rows), not O(table).
+    async fn update_from_json_rows(
+        &self,
+        sql: &'static str,
+        rows: Vec<Value>,
+    ) -> Result<(), StoreError> {
+        if rows.is_empty() {
+            return Ok(());
+        }
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        for chunk in rows.chunks(1_000) {
+            sqlx::query(sql)
+                .bind(Value::Array(chunk.to_vec()).to_string())
+                .execute(&mut *tx)
+                .await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+}
+
+fn ms(at: DateTime<Utc>) -> i64 {
+    at.timestamp_millis()
+}
+
+fn from_ms(value: i64) -> DateTime<Utc> {
+    Utc.timestamp_millis_opt(value)
+        .single()
+        .unwrap_or(DateTime::<Utc>::MIN_UTC)
+}
+
+fn ids_json(ids: &[MemoryId]) -> String {
+    Value::Array(ids.iter().map(|id| Value::String(id.to_string())).collect()).to_string()
+}
+
+/// Ids read back as text.
+fn parse_ids(ids: Vec<String>) -> Result<Vec<MemoryId>, StoreError> {
+    ids.into_iter()
+        .map(|id| MemoryId::parse_str(&id).map_err(|e| corrupt(&id, e.to_string())))
+        .collect()
+}
+
+pub(crate) fn embedding_to_bytes(embedding: &[f32]) -> Vec<u8> {
+    embedding.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+pub(crate) fn embedding_from_bytes(bytes: &[u8]) -> Option<Vec<f32>> {
+    if !bytes.len().is_multiple_of(4) {
+        return None;
+    }
+    Some(
+        bytes
+            .chunks_exact(4)
+            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect(),
+    )
+}
+
+fn parse_json(id: &str, column: &str, text: &str) -> Result<Value, StoreError> {
+    serde_json::from_str(text).map_err(|e| corrupt(id, format!("{column}: {e}")))
+}
+
+fn row_to_memory(row: &SqliteRow) -> Result<Memory, StoreError> {
+    let id_text: String = row.try_get("id")?;
+    let id = MemoryId::parse_str(&id_text).map_err(|e| corrupt(&id_text, e.to_string()))?;
+    let (memory_type, status) = parse_type_and_status(
+        &id_text,
+        row.try_get("memory_type")?,
+        row.try_get("status")?,
+    )?;
+    let deprecated_by = row
+        .try_get::<Option<String>, _>("deprecated_by")?
+        .map(|s| MemoryId::parse_str(&s).map_err(|e| corrupt(&id_text, e.to_string())))
+        .transpose()?;
+    let embedding_bytes: Vec<u8> = row.try_get("embedding")?;
+    let embedding = embedding_from_bytes(&embedding_bytes)
+        .ok_or_else(|| corrupt(&id_text, "embedding length is not a multiple of 4"))?;
+    Ok(Memory {
+        id,
+        namespace: row.try_get("namespace")?,
+        memory_type,
+        content: row.try_get("content")?,
+        importance: row.try_get("importance")?,
+        status,
+        entity: row.try_get("entity")?,
+        attribute: row.try_get("attribute")?,
+        source: parse_json(&id_text, "source", row.try_get("source")?)?,
+        merged_sources: parse_json(&id_text, "merged_sources", row.try_get("merged_sources")?)?,
+        metadata: parse_json(&id_text, "metadata", row.try_get("metadata")?)?,
+        created_at: from_ms(row.try_get("created_at")?),
+        occurred_at: from_ms(row.try_get("occurred_at")?),
+        updated_at: from_ms(row.try_get("updated_at")?),
+        expires_at: row.try_get::<Option<i64>, _>("expires_at")?.map(from_ms),
+        last_accessed_at: row
+            .try_get::<Option<i64>, _>("last_accessed_at")?
+            .map(from_ms),
+        access_count: row.try_get("access_count")?,
+        deprecated_at: row.try_get::<Option<i64>, _>("deprecated_at")?.map(from_ms),
+        deprecated_by,
+        embedding_model: row.try_get("embedding_model")?,
+        embedding,
+    })
+}
+
+fn rows_to_memories(rows: &[SqliteRow]) -> Result<Vec<Memory>, StoreError> {
+    rows.iter().map(row_to_memory).collect()
+}
+
+/// A query with a row's columns bound as `?1`…`?21`, in `COLUMNS` order: every statement that
+/// writes a whole row (an insert, an archive row read back from an object) binds them here.
+fn bind_memory<'q>(
+    query: sqlx::query::Query<'q, sqlx::Sqlite, sqlx::sqlite::SqliteArguments>,
+    memory: &'q Memory,
+) -> sqlx::query::Query<'q, sqlx::Sqlite, sqlx::sqlite::SqliteArguments> {
+    query
+        .bind(memory.id.to_string())
+        .bind(&memory.namespace)
+        .bind(memory.memory_type.as_str())
+        .bind(&memory.content)
+        .bind(memory.importance)
+        .bind(memory.status.as_str())
+        .bind(&memory.entity)
+        .bind(&memory.attribute)
+        .bind(memory.source.to_string())
+        .bind(memory.merged_sources.to_string())
+        .bind(memory.metadata.to_string())
+        .bind(ms(memory.created_at))
+        .bind(ms(memory.updated_at))
+        .bind(memory.expires_at.map(ms))
+        .bind(memory.last_accessed_at.map(ms))
+        .bind(memory.access_count)
+        .bind(memory.deprecated_at.map(ms))
+        .bind(memory.deprecated_by.map(|id| id.to_string()))
+        .bind(&memory.embedding_model)
+        .bind(embedding_to_bytes(&memory.embedding))
+        .bind(ms(memory.occurred_at))
+}
+
+/// The INSERT of a new row (active, index pending), on a pool or inside a transaction.
+async fn insert_row<'e>(
+    executor: impl sqlx::Executor<'e, Database = sqlx::Sqlite>,
+    memory: &Memory,
+) -> Result<(), StoreError> {
+    bind_memory(
+        sqlx::query(sqlx::AssertSqlSafe(format!(
+            "INSERT INTO memories ({COLUMNS}, index_pending, lexical) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, \
+             ?18, ?19, ?20, ?21, 1, ?22)"
+        ))),
+        memory,
+    )
+    .bind(lexical::document(&memory.content))
+    .execute(executor)
+    .await
+    .map(drop)
+    .map_err(|e| insert_error(e, memory))
+}

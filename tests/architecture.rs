@@ -1,0 +1,280 @@
+//! ARCHITECTURE.md's import rules, checked on the source: each top-level module of `src/`
+//! may use only the modules of the floors below it, so nothing low reaches up; and no two
+//! files import each other, directly or round a loop (a parent module and its own children —
+//! `mod.rs` declaring and re-exporting them, a child using its parent's items — are one unit
+//! and do not count).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// Floors, bottom first: a module may import those on lower floors (not its own floor's).
+/// The same table is in ARCHITECTURE.md ("Which module may import which").
+const FLOORS: &[&[&str]] = &[
+    &["domain", "secret", "origin", "metrics", "telemetry"],
+    &["lexical", "lock"],
+    &["store", "embed", "index"],
+    &["distill"],
+    &["configuration"],
+    &["service"],
+    &["jobs"],
+    &["operations"],
+    &["mcp"],
+    &["http"],
+    &["startup", "bench"],
+];
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).expect("src is readable") {
+        let path = entry.expect("a directory entry").path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// `crate::<name>` references in `text`, comments and doc comments left out.
+fn crate_refs(text: &str) -> BTreeSet<String> {
+    let mut refs = BTreeSet::new();
+    for line in text.lines() {
+        let code = line.split("//").next().unwrap_or("");
+        let mut rest = code;
+        while let Some(at) = rest.find("crate::") {
+            let after = &rest[at + "crate::".len()..];
+            let name: String = after
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            if !name.is_empty() {
+                refs.insert(name);
+            }
+            rest = after;
+        }
+    }
+    refs
+}
+
+fn floor_of(module: &str) -> Option<usize> {
+    FLOORS.iter().position(|floor| floor.contains(&module))
+}
+
+#[test]
+fn each_module_imports_only_lower_floors() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut imports: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for file in &files {
+        let relative = file.strip_prefix(&src).expect("under src");
+        let first = relative
+            .components()
+            .next()
+            .expect("a path")
+            .as_os_str()
+            .to_string_lossy()
+            .trim_end_matches(".rs")
+            .to_owned();
+        // The crate root and the binary edge may use anything.
+        if matches!(first.as_str(), "lib" | "main" | "commands") {
+            continue;
+        }
+        let text = std::fs::read_to_string(file).expect("a readable source file");
+        let refs = crate_refs(&text);
+        imports
+            .entry(first.clone())
+            .or_default()
+            .extend(refs.into_iter().filter(|r| *r != first));
+    }
+    let mut wrong = Vec::new();
+    for (module, used) in &imports {
+        let Some(floor) = floor_of(module) else {
+            wrong.push(format!("{module}: not on any floor of FLOORS"));
+            continue;
+        };
+        for target in used {
+            match floor_of(target) {
+                Some(f) if f < floor => {}
+                Some(f) => wrong.push(format!(
+                    "{module} (floor {floor}) imports {target} (floor {f})"
+                )),
+                None => wrong.push(format!("{module} imports {target}, on no floor")),
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "imports against ARCHITECTURE.md's floors:\n{}",
+        wrong.join("\n")
+    );
+}
+
+/// The module path of a file under `src/` (`store/sqlite/mod.rs` → `["store", "sqlite"]`).
+fn module_path(relative: &Path) -> Vec<String> {
+    let mut parts: Vec<String> = relative
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    if let Some(last) = parts.last_mut() {
+        *last = last.trim_end_matches(".rs").to_owned();
+    }
+    if parts.last().is_some_and(|l| l == "mod") {
+        parts.pop();
+    }
+    if parts == ["lib"] || parts == ["main"] {
+        parts.clear();
+    }
+    parts
+}
+
+/// The modules `text` (the file of module `me`) names through `crate::` and `super::` paths.
+fn module_refs(
+    me: &[String],
+    text: &str,
+    modules: &BTreeSet<Vec<String>>,
+) -> BTreeSet<Vec<String>> {
+    let mut found = BTreeSet::new();
+    for line in text.lines() {
+        let code = line.split("//").next().unwrap_or("");
+        for (at, _) in code
+            .match_indices("crate::")
+            .chain(code.match_indices("super::"))
+        {
+            // Only a path's start: not the `super` inside `crate::x::super`, nor an identifier
+            // that ends in "crate".
+            let before = code[..at].chars().next_back();
+            if before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == ':') {
+                continue;
+            }
+            let path: String = code[at..]
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == ':')
+                .collect();
+            let mut segments: Vec<&str> = path.split("::").filter(|s| !s.is_empty()).collect();
+            let mut base: Vec<String> = if segments.first() == Some(&"crate") {
+                Vec::new()
+            } else {
+                me[..me.len().saturating_sub(1)].to_vec()
+            };
+            segments.remove(0);
+            while segments.first() == Some(&"super") {
+                base.pop();
+                segments.remove(0);
+            }
+            base.extend(segments.iter().map(|s| s.to_string()));
+            // The longest prefix that is a module of ours.
+            while !base.is_empty() && !modules.contains(&base) {
+                base.pop();
+            }
+            if !base.is_empty() {
+                found.insert(base);
+            }
+        }
+    }
+    found
+}
+
+fn is_ancestor(a: &[String], b: &[String]) -> bool {
+    a.len() < b.len() && b[..a.len()] == *a
+}
+
+#[test]
+fn no_two_files_import_each_other_round_a_loop() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let paths: Vec<(Vec<String>, PathBuf)> = files
+        .iter()
+        .map(|f| {
+            (
+                module_path(f.strip_prefix(&src).expect("under src")),
+                f.clone(),
+            )
+        })
+        .collect();
+    let modules: BTreeSet<Vec<String>> = paths.iter().map(|(m, _)| m.clone()).collect();
+    let mut edges: BTreeMap<Vec<String>, BTreeSet<Vec<String>>> = BTreeMap::new();
+    for (me, file) in &paths {
+        if me.is_empty() || me[0] == "commands" {
+            continue;
+        }
+        let text = std::fs::read_to_string(file).expect("a readable source file");
+        let targets = module_refs(me, &text, &modules)
+            .into_iter()
+            .filter(|t| t != me && !is_ancestor(t, me) && !is_ancestor(me, t))
+            .collect();
+        edges.insert(me.clone(), targets);
+    }
+    // Depth-first search for a back edge; report the loop it closes.
+    fn visit(
+        node: &Vec<String>,
+        edges: &BTreeMap<Vec<String>, BTreeSet<Vec<String>>>,
+        state: &mut BTreeMap<Vec<String>, u8>,
+        stack: &mut Vec<Vec<String>>,
+        loops: &mut Vec<String>,
+    ) {
+        state.insert(node.clone(), 1);
+        stack.push(node.clone());
+        for next in edges.get(node).into_iter().flatten() {
+            match state.get(next) {
+                Some(1) => {
+                    let from = stack.iter().position(|n| n == next).unwrap_or(0);
+                    let mut names: Vec<String> =
+                        stack[from..].iter().map(|n| n.join("::")).collect();
+                    names.push(next.join("::"));
+                    loops.push(names.join(" → "));
+                }
+                Some(_) => {}
+                None => visit(next, edges, state, stack, loops),
+            }
+        }
+        stack.pop();
+        state.insert(node.clone(), 2);
+    }
+    let mut state = BTreeMap::new();
+    let mut loops = Vec::new();
+    for node in edges.keys() {
+        if !state.contains_key(node) {
+            visit(node, &edges, &mut state, &mut Vec::new(), &mut loops);
+        }
+    }
+    assert!(loops.is_empty(), "import loops:\n{}", loops.join("\n"));
+    assert!(
+        edges.len() > 50,
+        "the scan found only {} modules: it reads the wrong place",
+        edges.len()
+    );
+}
+
+#[test]
+fn the_loop_scan_resolves_paths_like_rustc() {
+    let modules: BTreeSet<Vec<String>> = [
+        vec!["store"],
+        vec!["store", "sqlite"],
+        vec!["store", "sqlite", "ledger"],
+        vec!["jobs"],
+        vec!["jobs", "archive"],
+    ]
+    .into_iter()
+    .map(|m| m.into_iter().map(String::from).collect())
+    .collect();
+    let me: Vec<String> = vec!["store".into(), "sqlite".into(), "ledger".into()];
+    let refs = module_refs(
+        &me,
+        "use super::ms;\nuse super::super::RunLedger;\nlet x = crate::jobs::archive::Sink;",
+        &modules,
+    );
+    let names: Vec<String> = refs.iter().map(|r| r.join("::")).collect();
+    assert_eq!(names, vec!["jobs::archive", "store", "store::sqlite"]);
+}
+
+#[test]
+fn the_floors_are_checked_against_a_real_reference() {
+    // The scanner finds paths in code and skips them in comments.
+    let refs = crate_refs("use crate::store::X;\n// crate::jobs\nlet a = crate::service::f();");
+    assert_eq!(
+        refs.into_iter().collect::<Vec<_>>(),
+        vec!["service".to_owned(), "store".to_owned()]
+    );
+    assert!(floor_of("domain") < floor_of("service"));
+}
