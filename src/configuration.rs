@@ -125,6 +125,28 @@ impl EnvValue for EmbedderKind {
     }
 }
 
+/// Whether the HTTP face requires a bearer token (`auth`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AuthMode {
+    /// Every route but `/healthz` wants a token: `auth_token`, the data dir's operator token
+    /// (created on first start), or one from `hindsight tokens create`.
+    #[default]
+    Token,
+    /// No token needed: whoever reaches the port is the operator. Loopback only.
+    None,
+}
+
+impl EnvValue for AuthMode {
+    fn parse_env(raw: &str) -> Result<Self, String> {
+        match raw.trim() {
+            "token" => Ok(Self::Token),
+            "none" => Ok(Self::None),
+            other => Err(format!("must be token or none, got {other:?}")),
+        }
+    }
+}
+
 /// The local embedder's model when `embed_model` is unset.
 pub const DEFAULT_LOCAL_MODEL: &str = "sentence-transformers/all-MiniLM-L6-v2";
 
@@ -269,7 +291,13 @@ settings! {
     qdrant_api_key: Option<Secret> = None,
     qdrant_collection: String = "hindsight_memories".to_owned(),
     qdrant_timeout_secs: u64 = 10,
-    /// Bearer token required on HTTP when set (and required to listen beyond loopback).
+    /// `token` (default): HTTP wants a bearer token — the operator's (`auth_token`, else the
+    /// one created in `<data_dir>/operator.token` on first start) or an agent's (`hindsight
+    /// tokens create`). `none`: no token, whoever reaches the port is the operator (loopback
+    /// only).
+    auth: AuthMode = AuthMode::Token,
+    /// The operator's bearer token (at least 16 characters); unset: the data dir's
+    /// `operator.token`.
     auth_token: Option<Secret> = None,
     /// Host headers accepted on every route (DNS-rebinding protection): `name` (any port) or
     /// `name:port`. Add the name clients use when the daemon runs behind a proxy or in a
@@ -530,11 +558,11 @@ impl Settings {
         {
             return invalid("auth_token", "must be at least 16 characters".to_owned());
         }
-        if !self.listen.ip().is_loopback() && self.auth_token.is_none() {
+        if !self.listen.ip().is_loopback() && self.auth == AuthMode::None {
             return invalid(
-                "auth_token",
+                "auth",
                 format!(
-                    "is required when listening beyond loopback ({}): anyone who can reach the port could read and write memories",
+                    "cannot be none when listening beyond loopback ({}): anyone who can reach the port could read and write memories",
                     self.listen
                 ),
             );
@@ -773,14 +801,32 @@ mod tests {
 
     #[test]
     fn listening_beyond_loopback_requires_a_token() {
+        // With `auth = "none"` nothing would guard the port.
         let err = Settings::load(
             None,
-            env(&[("HINDSIGHT_LISTEN", "0.0.0.0:8765")]),
+            env(&[
+                ("HINDSIGHT_LISTEN", "0.0.0.0:8765"),
+                ("HINDSIGHT_AUTH", "none"),
+            ]),
             Layer::default(),
         )
         .unwrap_err()
         .to_string();
-        assert!(err.contains("auth_token"), "{err}");
+        assert!(err.contains("auth") && err.contains("loopback"), "{err}");
+        // By default a token guards it: the configured one or the data dir's operator token.
+        let default = Settings::load(
+            None,
+            env(&[("HINDSIGHT_LISTEN", "0.0.0.0:8765")]),
+            Layer::default(),
+        )
+        .unwrap();
+        assert_eq!(default.auth, AuthMode::Token);
+        assert!(
+            Settings::load(None, env(&[("HINDSIGHT_AUTH", "open")]), Layer::default())
+                .unwrap_err()
+                .to_string()
+                .contains("token or none")
+        );
         let ok = Settings::load(
             None,
             env(&[

@@ -1,6 +1,7 @@
 //! hindsight: long-term memory for AI agents that maintains itself.
 //! See ARCHITECTURE.md for the map.
 
+pub mod auth;
 pub mod bench;
 pub mod configuration;
 pub mod distill;

@@ -16,6 +16,10 @@ const FOREIGN_HOST: &str = "rebind.attacker.example:8765";
 
 /// One HTTP/1.1 request written by hand (nothing between the test and the daemon rewrites a
 /// header): (status, body).
+/// The daemon's operator token, sent with every request: the guard refuses what it refuses
+/// even from a caller holding a valid token (and auth is not what stops the browser here).
+static OPERATOR_AUTH: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
 async fn raw(
     addr: &str,
     method: &str,
@@ -25,6 +29,9 @@ async fn raw(
 ) -> (u16, String) {
     let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
     let mut request = format!("{method} {path} HTTP/1.1\r\nConnection: close\r\n");
+    if let Some(auth) = OPERATOR_AUTH.get() {
+        request.push_str(&format!("Authorization: {auth}\r\n"));
+    }
     for (name, value) in headers {
         request.push_str(&format!("{name}: {value}\r\n"));
     }
@@ -68,6 +75,12 @@ async fn browser_requests_from_other_sites_are_refused_on_every_route() {
     )
     .await;
     let addr = daemon.base_url().trim_start_matches("http://").to_owned();
+    let token = daemon
+        .endpoint
+        .token
+        .as_ref()
+        .expect("serve publishes its operator token");
+    OPERATOR_AUTH.get_or_init(|| format!("Bearer {}", token.expose()));
     let own_host = addr.clone();
     let client = common::http_client(&daemon.endpoint).await;
     let mut written = Vec::new();

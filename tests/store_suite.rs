@@ -887,6 +887,75 @@ pub async fn try_lock_is_exclusive_across_handles(store: &dyn Database) {
     assert!(freed, "a dropped lock is released within a second");
 }
 
+pub async fn tokens_are_stored_hashed_found_and_revoked(store: &dyn Database) {
+    use hindsight::auth::{Grants, Scopes, token_hash};
+    use hindsight::store::{StoreError, TokenRecord};
+    let token = |name: &str, secret: &str| TokenRecord {
+        id: Uuid::now_v7(),
+        name: name.to_owned(),
+        hash: token_hash(secret),
+        grants: Grants {
+            read: Scopes::parse_list("global,team/*").unwrap(),
+            write: Scopes::parse_list("private/writer").unwrap(),
+            review: Scopes::default(),
+        },
+        operator: false,
+        created_at: Utc::now(),
+        revoked_at: None,
+    };
+    let writer = token("writer", "hs_secret-one");
+    store.create_token(&writer).await.unwrap();
+    let found = store
+        .active_token(&token_hash("hs_secret-one"))
+        .await
+        .unwrap()
+        .expect("the active token is found by its hash");
+    assert_eq!(found.name, "writer");
+    assert_eq!(found.grants, writer.grants);
+    assert!(
+        store
+            .active_token(&token_hash("hs_other"))
+            .await
+            .unwrap()
+            .is_none()
+    );
+    // One active token per name.
+    let taken = store.create_token(&token("writer", "hs_secret-two")).await;
+    assert!(
+        matches!(taken, Err(StoreError::TokenNameTaken(ref n)) if n == "writer"),
+        "{taken:?}"
+    );
+    let revoked = store
+        .revoke_token("writer", Utc::now())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(revoked.revoked_at.is_some());
+    assert!(
+        store
+            .revoke_token("writer", Utc::now())
+            .await
+            .unwrap()
+            .is_none()
+    );
+    assert!(
+        store
+            .active_token(&token_hash("hs_secret-one"))
+            .await
+            .unwrap()
+            .is_none(),
+        "a revoked token no longer authenticates"
+    );
+    // The name is free again; the revoked record stays listed.
+    store
+        .create_token(&token("writer", "hs_secret-two"))
+        .await
+        .unwrap();
+    let listed = store.tokens().await.unwrap();
+    assert_eq!(listed.len(), 2);
+    assert_eq!(listed.iter().filter(|t| t.revoked_at.is_none()).count(), 1);
+}
+
 macro_rules! store_suite {
     ($backend:ident, $open:expr) => {
         mod $backend {
@@ -909,6 +978,7 @@ macro_rules! store_suite {
                 set_embedding_replaces_vector_and_model,
                 archive_moves_cold_rows_out_and_restore_brings_them_back,
                 try_lock_is_exclusive_across_handles,
+                tokens_are_stored_hashed_found_and_revoked,
             );
         }
     };

@@ -15,8 +15,11 @@ where
     let connection = startup::connect(settings).await?;
     let local = connection.is_local();
     let result = work(connection.ops(), local).await;
-    connection.close().await?;
-    Ok(result?)
+    // The operation's own failure first: it says more than a flush that failed after it.
+    let closed = connection.close().await;
+    let value = result?;
+    closed?;
+    Ok(value)
 }
 
 pub fn print(value: &impl serde::Serialize) -> anyhow::Result<()> {

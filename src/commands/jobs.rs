@@ -72,17 +72,17 @@ pub async fn run(settings: Settings, command: JobsCommand) -> anyhow::Result<()>
         }
         JobsCommand::Run { name, dry_run } => {
             let progress = terminal_progress(&name);
-            let shown = progress.is_some();
             let report = with_operations(&settings, |ops, local| async move {
                 // Progress is drawn only where the job runs.
-                ops.run_job(&name, dry_run, progress.filter(|_| local))
-                    .await
+                let progress = progress.filter(|_| local);
+                let drawn = progress.is_some();
+                let report = ops.run_job(&name, dry_run, progress).await;
+                if drawn {
+                    eprintln!();
+                }
+                report
             })
-            .await;
-            if shown {
-                eprintln!();
-            }
-            let report = report?;
+            .await?;
             print(&report)?;
             if report.failed() {
                 anyhow::bail!("job {} failed", report.job);

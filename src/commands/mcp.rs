@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+use hindsight::auth::Principal;
 use hindsight::configuration::Settings;
 use hindsight::lock::{Acquired, DataDirLock, read_endpoint};
 use hindsight::mcp::{HindsightMcp, relay};
@@ -34,7 +35,9 @@ pub async fn run(settings: Settings) -> anyhow::Result<()> {
 async fn serve_directly(settings: Settings, lock: DataDirLock) -> anyhow::Result<()> {
     let app = Application::build(&settings, lock, Face::Private).await?;
     tracing::info!(data_dir = %settings.data_dir.display(), "hindsight serving MCP over stdio");
-    let running = HindsightMcp::new(app.operations(), app.rules(), app.metrics())
+    // The stdio client is this process's own user: the operator of the data dir it owns.
+    let caller = Principal::operator("stdio");
+    let running = HindsightMcp::new(app.operations(), Some(caller), app.rules(), app.metrics())
         .serve(rmcp::transport::stdio())
         .await?;
     let stop = async {

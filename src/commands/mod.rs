@@ -10,6 +10,7 @@ mod mcp;
 mod memory;
 mod models;
 mod serve;
+mod tokens;
 
 use std::path::PathBuf;
 
@@ -75,6 +76,9 @@ enum Command {
     /// Review what the distill job drafted: list, show, approve, reject.
     #[command(subcommand)]
     Candidates(candidates::CandidatesCommand),
+    /// Tokens for agents, scoped to namespaces: create (the secret is shown once), list, revoke.
+    #[command(subcommand)]
+    Tokens(tokens::TokensCommand),
     /// The archive: restore archived memories, purge forgotten ones from exported objects.
     #[command(subcommand)]
     Archive(jobs::ArchiveCommand),
@@ -118,6 +122,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Jobs(command) => jobs::run(settings, command).await,
         Command::Archive(command) => jobs::archive(settings, command).await,
         Command::Candidates(command) => candidates::run(settings, command).await,
+        Command::Tokens(command) => tokens::run(settings, command).await,
         Command::Healthcheck => admin::healthcheck(settings).await,
     }
 }

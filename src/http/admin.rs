@@ -6,18 +6,21 @@
 //! - `POST /admin/jobs/{name}/run?dry_run=`
 //! - `POST /admin/archive/restore` `{"ids": [...]}`, `{"namespace": "..."}` or `{"batch": "..."}`
 //! - `POST /admin/archive/purge` `{"dry_run"?}`
+//! - `GET  /admin/tokens`, `POST /admin/tokens` `{"name", "grants": {"read", "write", "review"},
+//!   "operator"?}` (the answer holds the secret, once), `POST /admin/tokens/{name}/revoke`
 
 use axum::extract::rejection::{JsonRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use axum::{Json, Router};
+use axum::{Extension, Json, Router};
 use serde::Deserialize;
 
 use super::AppState;
 use super::error::{answer, bad_body, bad_query, error};
-use crate::operations::{Operations, RestoreRequest};
+use crate::auth::Principal;
+use crate::operations::{NewToken, Operations, RestoreRequest};
 
 pub fn routes() -> Router<AppState> {
     Router::new()
@@ -27,10 +30,24 @@ pub fn routes() -> Router<AppState> {
         .route("/admin/jobs/{name}/run", post(run_job))
         .route("/admin/archive/restore", post(restore))
         .route("/admin/archive/purge", post(purge))
+        .route("/admin/tokens", get(tokens).post(create_token))
+        .route("/admin/tokens/{name}/revoke", post(revoke_token))
 }
 
-async fn metrics(State(state): State<AppState>) -> Response {
-    match state.ops.stats().await {
+async fn metrics(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Principal>,
+) -> Response {
+    if !caller.is_operator() {
+        return error(
+            StatusCode::FORBIDDEN,
+            &format!(
+                "token {:?} may not read the metrics: that is the operator's",
+                caller.name
+            ),
+        );
+    }
+    match state.ops_for(caller).stats().await {
         Ok(stats) => (
             [(
                 header::CONTENT_TYPE,
@@ -53,8 +70,8 @@ async fn metrics(State(state): State<AppState>) -> Response {
     }
 }
 
-async fn list(State(state): State<AppState>) -> Response {
-    answer(state.ops.jobs().await)
+async fn list(State(state): State<AppState>, Extension(caller): Extension<Principal>) -> Response {
+    answer(state.ops_for(caller).jobs().await)
 }
 
 #[derive(Debug, Deserialize)]
@@ -66,12 +83,13 @@ struct HistoryParams {
 
 async fn history(
     State(state): State<AppState>,
+    Extension(caller): Extension<Principal>,
     params: Result<Query<HistoryParams>, QueryRejection>,
 ) -> Response {
     match params {
         Ok(Query(p)) => answer(
             state
-                .ops
+                .ops_for(caller)
                 .job_history(p.name.as_deref(), p.limit.unwrap_or(20))
                 .await,
         ),
@@ -87,18 +105,25 @@ struct RunParams {
 
 async fn run_job(
     State(state): State<AppState>,
+    Extension(caller): Extension<Principal>,
     Path(name): Path<String>,
     Query(params): Query<RunParams>,
 ) -> Response {
-    answer(state.ops.run_job(&name, params.dry_run, None).await)
+    answer(
+        state
+            .ops_for(caller)
+            .run_job(&name, params.dry_run, None)
+            .await,
+    )
 }
 
 async fn restore(
     State(state): State<AppState>,
+    Extension(caller): Extension<Principal>,
     body: Result<Json<RestoreRequest>, JsonRejection>,
 ) -> Response {
     match body {
-        Ok(Json(request)) => answer(state.ops.restore(request).await),
+        Ok(Json(request)) => answer(state.ops_for(caller).restore(request).await),
         Err(e) => error(
             StatusCode::BAD_REQUEST,
             &format!(
@@ -119,10 +144,37 @@ struct PurgeBody {
 
 async fn purge(
     State(state): State<AppState>,
+    Extension(caller): Extension<Principal>,
     body: Result<Json<PurgeBody>, JsonRejection>,
 ) -> Response {
     match body {
-        Ok(Json(body)) => answer(state.ops.purge(body.dry_run).await),
+        Ok(Json(body)) => answer(state.ops_for(caller).purge(body.dry_run).await),
         Err(e) => bad_body(&e),
     }
+}
+
+async fn tokens(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Principal>,
+) -> Response {
+    answer(state.ops_for(caller).tokens().await)
+}
+
+async fn create_token(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Principal>,
+    body: Result<Json<NewToken>, JsonRejection>,
+) -> Response {
+    match body {
+        Ok(Json(request)) => answer(state.ops_for(caller).create_token(request).await),
+        Err(e) => bad_body(&e),
+    }
+}
+
+async fn revoke_token(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Principal>,
+    Path(name): Path<String>,
+) -> Response {
+    answer(state.ops_for(caller).revoke_token(&name).await)
 }

@@ -7,18 +7,19 @@
 //! - `POST /api/candidates/{id}/reject` `{"note", "reviewer"?}`
 
 use axum::Json;
-use axum::Router;
 use axum::body::Bytes;
 use axum::extract::rejection::{JsonRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
+use axum::{Extension, Router};
 use serde::Deserialize;
 use serde_json::json;
 
 use super::AppState;
 use super::error::{answer, bad_body, bad_query, error, failure};
+use crate::auth::Principal;
 use crate::operations::{CandidateQuery, OperationError, Operations, Rejection};
 use crate::service::review::{Approval, ReviewError};
 use crate::store::CandidateId;
@@ -41,6 +42,7 @@ struct ListParams {
 
 async fn list(
     State(state): State<AppState>,
+    Extension(caller): Extension<Principal>,
     params: Result<Query<ListParams>, QueryRejection>,
 ) -> Response {
     let params = match params {
@@ -55,20 +57,29 @@ async fn list(
         status: params.status.unwrap_or(defaults.status),
         limit: params.limit.unwrap_or(defaults.limit),
     };
-    match state.ops.candidates(query).await {
+    match state.ops_for(caller).candidates(query).await {
         Ok(candidates) => Json(json!({ "candidates": candidates })).into_response(),
         Err(e) => failure(&e),
     }
 }
 
-async fn show(State(state): State<AppState>, Path(id): Path<String>) -> Response {
+async fn show(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Principal>,
+    Path(id): Path<String>,
+) -> Response {
     match parse_id(&id) {
-        Ok(id) => answer(state.ops.candidate(id).await),
+        Ok(id) => answer(state.ops_for(caller).candidate(id).await),
         Err(e) => failure(&e),
     }
 }
 
-async fn approve(State(state): State<AppState>, Path(id): Path<String>, body: Bytes) -> Response {
+async fn approve(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Principal>,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> Response {
     let id = match parse_id(&id) {
         Ok(id) => id,
         Err(e) => return failure(&e),
@@ -83,7 +94,7 @@ async fn approve(State(state): State<AppState>, Path(id): Path<String>, body: By
             Err(e) => return error(StatusCode::BAD_REQUEST, &format!("body: {e}")),
         }
     };
-    answer(state.ops.approve(id, approval).await)
+    answer(state.ops_for(caller).approve(id, approval).await)
 }
 
 #[derive(Debug, Deserialize)]
@@ -95,6 +106,7 @@ struct RejectBody {
 
 async fn reject(
     State(state): State<AppState>,
+    Extension(caller): Extension<Principal>,
     Path(id): Path<String>,
     body: Result<Json<RejectBody>, JsonRejection>,
 ) -> Response {
@@ -112,7 +124,7 @@ async fn reject(
         note: body.note.unwrap_or_default(),
         reviewer: body.reviewer,
     };
-    answer(state.ops.reject(id, rejection).await)
+    answer(state.ops_for(caller).reject(id, rejection).await)
 }
 
 fn parse_id(text: &str) -> Result<CandidateId, OperationError> {

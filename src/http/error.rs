@@ -12,6 +12,7 @@ pub fn failure(e: &OperationError) -> Response {
         ErrorKind::Invalid => StatusCode::BAD_REQUEST,
         ErrorKind::NotFound => StatusCode::NOT_FOUND,
         ErrorKind::Conflict => StatusCode::CONFLICT,
+        ErrorKind::Forbidden => StatusCode::FORBIDDEN,
         ErrorKind::Internal => {
             tracing::error!(error = %e, "request failed");
             StatusCode::INTERNAL_SERVER_ERROR

@@ -8,15 +8,16 @@
 //! - `GET  /api/memories/{id}`
 //! - `GET  /api/stats`
 
-use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::response::Response;
 use axum::routing::{get, post};
+use axum::{Extension, Router};
 use serde::de::DeserializeOwned;
 
 use super::AppState;
 use super::error::{answer, failure};
+use crate::auth::Principal;
 use crate::domain::ValidationError;
 use crate::operations::{OperationError, Operations};
 use crate::service::ServiceError;
@@ -39,30 +40,46 @@ fn arguments<T: DeserializeOwned>(body: &Bytes) -> Result<T, OperationError> {
     value.map_err(|e| OperationError::Service(ServiceError::Invalid(e)))
 }
 
-async fn write(State(state): State<AppState>, body: Bytes) -> Response {
+async fn write(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Principal>,
+    body: Bytes,
+) -> Response {
     match arguments(&body) {
-        Ok(request) => answer(state.ops.write(request).await),
+        Ok(request) => answer(state.ops_for(caller).write(request).await),
         Err(e) => failure(&e),
     }
 }
 
-async fn search(State(state): State<AppState>, body: Bytes) -> Response {
+async fn search(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Principal>,
+    body: Bytes,
+) -> Response {
     match arguments(&body) {
-        Ok(request) => answer(state.ops.search(request).await),
+        Ok(request) => answer(state.ops_for(caller).search(request).await),
         Err(e) => failure(&e),
     }
 }
 
-async fn forget(State(state): State<AppState>, body: Bytes) -> Response {
+async fn forget(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Principal>,
+    body: Bytes,
+) -> Response {
     match arguments(&body) {
-        Ok(request) => answer(state.ops.forget(request).await),
+        Ok(request) => answer(state.ops_for(caller).forget(request).await),
         Err(e) => failure(&e),
     }
 }
 
-async fn show(State(state): State<AppState>, Path(id): Path<String>) -> Response {
+async fn show(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Principal>,
+    Path(id): Path<String>,
+) -> Response {
     match uuid::Uuid::parse_str(id.trim()) {
-        Ok(id) => answer(state.ops.get(id).await),
+        Ok(id) => answer(state.ops_for(caller).get(id).await),
         Err(_) => failure(&OperationError::Invalid {
             field: "memory_id",
             rule: format!("must be a UUID, got {id:?}"),
@@ -70,6 +87,6 @@ async fn show(State(state): State<AppState>, Path(id): Path<String>) -> Response
     }
 }
 
-async fn stats(State(state): State<AppState>) -> Response {
-    answer(state.ops.stats().await)
+async fn stats(State(state): State<AppState>, Extension(caller): Extension<Principal>) -> Response {
+    answer(state.ops_for(caller).stats().await)
 }

@@ -25,9 +25,10 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
+use crate::auth::Principal;
 use crate::mcp::HindsightMcp;
 use crate::metrics::Metrics;
-use crate::operations::LocalOperations;
+use crate::operations::{Guarded, LocalOperations};
 use crate::service::Rules;
 
 /// What every handler may use: the daemon's operations, its metrics, and the rules in force
@@ -37,6 +38,13 @@ pub struct AppState {
     pub ops: Arc<LocalOperations>,
     pub metrics: Arc<Metrics>,
     pub rules: Arc<Rules>,
+}
+
+impl AppState {
+    /// The operations as `caller` may use them.
+    pub fn ops_for(&self, caller: Principal) -> Guarded {
+        Guarded::new(self.ops.clone(), caller)
+    }
 }
 
 /// Build the router. `auth_token`: when set, every route but `/healthz` requires
@@ -51,8 +59,10 @@ pub fn router(
     let for_mcp = state.clone();
     let mcp = StreamableHttpService::new(
         move || {
+            // No caller of its own: each request's is the one the bearer layer found.
             Ok(HindsightMcp::new(
                 for_mcp.ops.clone(),
+                None,
                 &for_mcp.rules,
                 for_mcp.metrics.clone(),
             ))
@@ -69,8 +79,11 @@ pub fn router(
         .merge(admin::routes())
         .merge(candidates::routes())
         .layer(middleware::from_fn_with_state(
-            Arc::new(auth_token),
-            require_bearer,
+            Arc::new(Authenticator {
+                operator_token: auth_token,
+                ops: state.ops.clone(),
+            }),
+            authenticate,
         ));
     Router::new()
         .route("/healthz", get(healthz))
@@ -98,29 +111,63 @@ async fn healthz(State(state): State<AppState>) -> Response {
     }
 }
 
-async fn require_bearer(
-    State(token): State<Arc<Option<crate::secret::Secret>>>,
+/// Who a request's bearer token stands for.
+struct Authenticator {
+    /// The operator's token (`auth_token`, or the private endpoint's); `None`: authentication
+    /// is off and a request without a token is the operator's.
+    operator_token: Option<crate::secret::Secret>,
+    /// For the tokens an operator created (`tokens create`).
+    ops: Arc<LocalOperations>,
+}
+
+impl Authenticator {
+    async fn caller(&self, given: Option<&str>) -> Result<Option<Principal>, Response> {
+        let expected = self
+            .operator_token
+            .as_ref()
+            .map(crate::secret::Secret::expose);
+        match (given, expected) {
+            (Some(given), Some(expected))
+                if constant_time_eq(given.as_bytes(), expected.as_bytes()) =>
+            {
+                Ok(Some(Principal::operator("operator")))
+            }
+            (Some(given), _) => self.ops.principal_for_token(given).await.map_err(|e| {
+                tracing::error!(error = %e, "token lookup failed");
+                (
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    Json(json!({"error": "cannot check the token now"})),
+                )
+                    .into_response()
+            }),
+            (None, None) => Ok(Some(Principal::operator("anonymous"))),
+            (None, Some(_)) => Ok(None),
+        }
+    }
+}
+
+async fn authenticate(
+    State(auth): State<Arc<Authenticator>>,
     headers: HeaderMap,
-    request: Request,
+    mut request: Request,
     next: Next,
 ) -> Response {
-    let Some(expected) = token.as_ref().as_ref().map(crate::secret::Secret::expose) else {
-        return next.run(request).await;
-    };
     let given = headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .and_then(bearer_token);
-    match given {
-        Some(given) if constant_time_eq(given.as_bytes(), expected.as_bytes()) => {
+    match auth.caller(given).await {
+        Ok(Some(caller)) => {
+            request.extensions_mut().insert(caller);
             next.run(request).await
         }
-        _ => (
+        Ok(None) => (
             StatusCode::UNAUTHORIZED,
             [(header::WWW_AUTHENTICATE, "Bearer")],
             Json(json!({"error": "missing or invalid bearer token"})),
         )
             .into_response(),
+        Err(response) => response,
     }
 }
 

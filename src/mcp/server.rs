@@ -7,12 +7,14 @@ use std::time::Instant;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{Implementation, ServerCapabilities, ServerConfig};
-use rmcp::{Json, ServerHandler, tool, tool_handler, tool_router};
+use rmcp::service::RequestContext;
+use rmcp::{Json, RoleServer, ServerHandler, tool, tool_handler, tool_router};
 
 use super::descriptions;
+use crate::auth::Principal;
 use crate::domain::Namespace;
 use crate::metrics::Metrics;
-use crate::operations::{OperationError, Operations};
+use crate::operations::{Guarded, OperationError, Operations};
 use crate::service::{
     Args, ForgetRequest, ForgetResult, Rules, SearchRequest, SearchResult, ServiceError,
     WriteRequest, WriteResult,
@@ -21,6 +23,9 @@ use crate::service::{
 #[derive(Clone)]
 pub struct HindsightMcp {
     ops: Arc<dyn Operations>,
+    /// Who calls when the transport names no one: the stdio owner's own user. Over HTTP each
+    /// request carries the caller its bearer token stands for.
+    caller: Option<Principal>,
     /// What the instructions tell agents (the rules in force).
     instructions: String,
     metrics: Arc<Metrics>,
@@ -59,7 +64,12 @@ fn invalid<T>(e: crate::domain::ValidationError) -> Result<T, OperationError> {
 
 #[tool_router]
 impl HindsightMcp {
-    pub fn new(ops: Arc<dyn Operations>, rules: &Rules, metrics: Arc<Metrics>) -> Self {
+    pub fn new(
+        ops: Arc<dyn Operations>,
+        caller: Option<Principal>,
+        rules: &Rules,
+        metrics: Arc<Metrics>,
+    ) -> Self {
         let mut tool_router = Self::tool_router();
         // The descriptions state the rules in force, not the defaults (`descriptions.rs`).
         for (name, description) in [
@@ -73,9 +83,26 @@ impl HindsightMcp {
         }
         Self {
             ops,
+            caller,
             instructions: descriptions::instructions(rules),
             metrics,
             tool_router,
+        }
+    }
+
+    /// The operations as this request's caller may use them: the one the HTTP bearer layer put
+    /// in the request's extensions, else the transport's own (stdio).
+    fn guarded(&self, ctx: &RequestContext<RoleServer>) -> Result<Guarded, OperationError> {
+        let from_http = ctx
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<Principal>())
+            .cloned();
+        match from_http.or_else(|| self.caller.clone()) {
+            Some(caller) => Ok(Guarded::new(self.ops.clone(), caller)),
+            None => Err(OperationError::Forbidden(
+                "no caller: the request carried no token".to_owned(),
+            )),
         }
     }
 
@@ -83,12 +110,16 @@ impl HindsightMcp {
     #[tool(annotations(destructive_hint = false, idempotent_hint = false))]
     async fn memory_write(
         &self,
+        ctx: RequestContext<RoleServer>,
         Parameters(Args(args)): Parameters<Args<WriteRequest>>,
     ) -> Result<Json<WriteResult>, String> {
         let started = Instant::now();
         let namespace = args.as_ref().ok().and_then(|a| a.namespace.clone());
         let result = match args {
-            Ok(request) => self.ops.write(request).await,
+            Ok(request) => match self.guarded(&ctx) {
+                Ok(ops) => ops.write(request).await,
+                Err(e) => Err(e),
+            },
             Err(e) => invalid(e),
         };
         outcome(
@@ -104,12 +135,16 @@ impl HindsightMcp {
     #[tool(annotations(read_only_hint = true))]
     async fn memory_search(
         &self,
+        ctx: RequestContext<RoleServer>,
         Parameters(Args(args)): Parameters<Args<SearchRequest>>,
     ) -> Result<Json<SearchResult>, String> {
         let started = Instant::now();
         let namespace = args.as_ref().ok().and_then(|a| a.namespace.clone());
         let result = match args {
-            Ok(request) => self.ops.search(request).await,
+            Ok(request) => match self.guarded(&ctx) {
+                Ok(ops) => ops.search(request).await,
+                Err(e) => Err(e),
+            },
             Err(e) => invalid(e),
         };
         outcome(
@@ -125,6 +160,7 @@ impl HindsightMcp {
     #[tool(annotations(destructive_hint = true, idempotent_hint = true))]
     async fn memory_forget(
         &self,
+        ctx: RequestContext<RoleServer>,
         Parameters(Args(args)): Parameters<Args<ForgetRequest>>,
     ) -> Result<Json<ForgetResult>, String> {
         let started = Instant::now();
@@ -133,7 +169,10 @@ impl HindsightMcp {
             .ok()
             .and_then(|a| a.filter.as_ref().map(|f| f.namespace.clone()));
         let result = match args {
-            Ok(request) => self.ops.forget(request).await,
+            Ok(request) => match self.guarded(&ctx) {
+                Ok(ops) => ops.forget(request).await,
+                Err(e) => Err(e),
+            },
             Err(e) => invalid(e),
         };
         // By id the namespace is only known once the row is read: log that it was by id.

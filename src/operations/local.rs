@@ -10,9 +10,10 @@ use serde_json::Value;
 use tokio::sync::OnceCell;
 
 use super::{
-    CandidateQuery, JobRunReport, JobSummary, LastRun, OperationError, Operations, ProgressFn,
-    Rejection, RestoreRequest, Stats, check_history_limit,
+    CandidateQuery, CreatedToken, JobRunReport, JobSummary, LastRun, NewToken, OperationError,
+    Operations, ProgressFn, Rejection, RestoreRequest, Stats, check_history_limit,
 };
+use crate::auth::{Principal, generate_token, token_hash};
 use crate::domain::{Memory, MemoryId};
 use crate::jobs::archive::purge::PurgeReport;
 use crate::jobs::archive::{self, ArchiveOperations, RestoreReport};
@@ -23,7 +24,7 @@ use crate::service::{
     ForgetRequest, ForgetResult, MemoryService, SearchRequest, SearchResult, WriteRequest,
     WriteResult,
 };
-use crate::store::{Candidate, CandidateId, Database, RestoreSelector, RunRecord};
+use crate::store::{Candidate, CandidateId, Database, RestoreSelector, RunRecord, TokenRecord};
 
 /// What a process that owns the data dir but runs no daemon (a CLI command) assembles on
 /// demand: the jobs' settings, the service when an operation first needs it (a command that
@@ -93,6 +94,21 @@ impl LocalOperations {
             (None, Some(assemble)) => assemble.job_settings(),
             (None, None) => Ok(Vec::new()),
         }
+    }
+
+    /// The caller a bearer token stands for, when it is an active token of ours.
+    pub async fn principal_for_token(
+        &self,
+        token: &str,
+    ) -> Result<Option<Principal>, OperationError> {
+        Ok(self
+            .db
+            .active_token(&token_hash(token))
+            .await?
+            .map(|t| match t.operator {
+                true => Principal::operator(t.name),
+                false => Principal::agent(t.name, t.grants),
+            }))
     }
 
     /// The store answers (for `/healthz`).
@@ -286,6 +302,61 @@ impl Operations for LocalOperations {
             rejection.reviewer.as_deref(),
         )
         .await?)
+    }
+
+    async fn create_token(&self, request: NewToken) -> Result<CreatedToken, OperationError> {
+        check_token_name(&request.name)?;
+        if !request.operator && request.grants == Default::default() {
+            return Err(OperationError::Invalid {
+                field: "grants",
+                rule: "a token needs at least one read, write or review scope (or operator)"
+                    .to_owned(),
+            });
+        }
+        let secret = generate_token();
+        let token = TokenRecord {
+            id: uuid::Uuid::now_v7(),
+            name: request.name,
+            hash: token_hash(secret.expose()),
+            grants: request.grants,
+            operator: request.operator,
+            created_at: Utc::now(),
+            revoked_at: None,
+        };
+        self.db.create_token(&token).await?;
+        tracing::info!(token = %token.name, operator = token.operator, "token created");
+        Ok(CreatedToken {
+            token,
+            secret: secret.expose().to_owned(),
+        })
+    }
+
+    async fn tokens(&self) -> Result<Vec<TokenRecord>, OperationError> {
+        Ok(self.db.tokens().await?)
+    }
+
+    async fn revoke_token(&self, name: &str) -> Result<TokenRecord, OperationError> {
+        let revoked = self.db.revoke_token(name, Utc::now()).await?;
+        let token = revoked.ok_or_else(|| OperationError::TokenNotFound(name.to_owned()))?;
+        tracing::info!(token = %token.name, "token revoked");
+        Ok(token)
+    }
+}
+
+/// Token names: what the audit and logs show; printable, short.
+fn check_token_name(name: &str) -> Result<(), OperationError> {
+    let ok = !name.is_empty()
+        && name.chars().count() <= 128
+        && name
+            .chars()
+            .all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | ':' | '/' | '@'));
+    if ok {
+        Ok(())
+    } else {
+        Err(OperationError::Invalid {
+            field: "name",
+            rule: "must be 1-128 letters, digits, '_', '-', '.', ':', '/' or '@'".to_owned(),
+        })
     }
 }
 

@@ -8,6 +8,7 @@
 //! request here and gets a result or an `OperationError`, whose `kind` each transport maps to
 //! its own shape (HTTP status, MCP tool error, CLI message).
 
+mod guarded;
 mod local;
 mod remote;
 
@@ -17,6 +18,7 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::auth::Grants;
 use crate::domain::{Memory, MemoryId};
 use crate::jobs::archive::RestoreReport;
 use crate::jobs::archive::purge::PurgeReport;
@@ -26,8 +28,11 @@ use crate::service::{
     ForgetRequest, ForgetResult, SearchRequest, SearchResult, ServiceError, WriteRequest,
     WriteResult,
 };
-use crate::store::{Candidate, CandidateId, CountRow, RunRecord, RunStatus, StoreError};
+use crate::store::{
+    Candidate, CandidateId, CountRow, RunRecord, RunStatus, StoreError, TokenRecord,
+};
 
+pub use guarded::Guarded;
 pub use local::{Assemble, LocalOperations};
 pub use remote::RemoteOperations;
 
@@ -78,6 +83,35 @@ pub trait Operations: Send + Sync {
         id: CandidateId,
         rejection: Rejection,
     ) -> Result<Candidate, OperationError>;
+
+    /// A token for an agent (or another operator); its secret is in the answer, and nowhere
+    /// else ever again.
+    async fn create_token(&self, request: NewToken) -> Result<CreatedToken, OperationError>;
+    /// Every token, revoked ones too (no secrets).
+    async fn tokens(&self) -> Result<Vec<TokenRecord>, OperationError>;
+    async fn revoke_token(&self, name: &str) -> Result<TokenRecord, OperationError>;
+}
+
+/// What `tokens create` asks for.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NewToken {
+    /// Who holds it (an agent's name); recorded with what it does.
+    pub name: String,
+    #[serde(default)]
+    pub grants: Grants,
+    /// Everything, like the operator (its grants are not read).
+    #[serde(default)]
+    pub operator: bool,
+}
+
+/// A token just created, with its secret.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CreatedToken {
+    #[serde(flatten)]
+    pub token: TokenRecord,
+    /// The bearer token. Shown this once: only its hash is kept.
+    pub secret: String,
 }
 
 /// What `stats` reports.
@@ -182,6 +216,8 @@ pub enum ErrorKind {
     NotFound,
     /// The thing is busy or in a state that forbids it (a running job, a decided candidate).
     Conflict,
+    /// Outside what the caller's token may do.
+    Forbidden,
     /// Server-side: the store, the index, the embedder or a daemon failed.
     Internal,
 }
@@ -200,6 +236,10 @@ pub enum OperationError {
     Invalid { field: &'static str, rule: String },
     #[error("no memory with id {0}")]
     MemoryNotFound(MemoryId),
+    #[error("{0}")]
+    Forbidden(String),
+    #[error("no active token named {0:?}")]
+    TokenNotFound(String),
     /// This process could not assemble what the operation needs (store, index, embedder).
     #[error("{0}")]
     Unavailable(String),
@@ -229,8 +269,11 @@ impl OperationError {
             Self::Job(JobError::Unknown(..) | JobError::NoBatch(_)) => ErrorKind::NotFound,
             Self::Job(JobError::Busy(_) | JobError::NoObjectSink(_)) => ErrorKind::Conflict,
             Self::Invalid { .. } => ErrorKind::Invalid,
-            Self::MemoryNotFound(_) => ErrorKind::NotFound,
+            Self::MemoryNotFound(_) | Self::TokenNotFound(_) => ErrorKind::NotFound,
+            Self::Forbidden(_) => ErrorKind::Forbidden,
+            Self::Store(StoreError::TokenNameTaken(_)) => ErrorKind::Conflict,
             Self::Remote { status, .. } => match status {
+                403 => ErrorKind::Forbidden,
                 404 => ErrorKind::NotFound,
                 409 => ErrorKind::Conflict,
                 400..=499 => ErrorKind::Invalid,

@@ -9,8 +9,8 @@ use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 use super::{
-    CandidateQuery, JobRunReport, JobSummary, OperationError, Operations, ProgressFn, Rejection,
-    RestoreRequest, Stats,
+    CandidateQuery, CreatedToken, JobRunReport, JobSummary, NewToken, OperationError, Operations,
+    ProgressFn, Rejection, RestoreRequest, Stats,
 };
 use crate::domain::{Memory, MemoryId};
 use crate::jobs::archive::RestoreReport;
@@ -20,7 +20,7 @@ use crate::service::review::{Approval, CandidateDetail};
 use crate::service::{
     ForgetRequest, ForgetResult, SearchRequest, SearchResult, WriteRequest, WriteResult,
 };
-use crate::store::{Candidate, CandidateId, RunRecord};
+use crate::store::{Candidate, CandidateId, RunRecord, TokenRecord};
 
 pub struct RemoteOperations {
     endpoint: Endpoint,
@@ -221,5 +221,18 @@ impl Operations for RemoteOperations {
             &rejection,
         )
         .await
+    }
+
+    async fn create_token(&self, request: NewToken) -> Result<CreatedToken, OperationError> {
+        self.post(&["admin", "tokens"], &[], &request).await
+    }
+
+    async fn tokens(&self) -> Result<Vec<TokenRecord>, OperationError> {
+        self.get(&["admin", "tokens"], &[]).await
+    }
+
+    async fn revoke_token(&self, name: &str) -> Result<TokenRecord, OperationError> {
+        self.post(&["admin", "tokens", name, "revoke"], &[], &json!({}))
+            .await
     }
 }

@@ -152,6 +152,16 @@ impl Application {
         face: Face,
     ) -> Result<Self, StartupError> {
         let jobs = load_jobs(settings)?;
+        // The port first: a taken one fails the start before the model loads or a job runs.
+        let (listener, token, mode) = match face {
+            Face::Public => (
+                bind(&settings.listen.to_string()).await?,
+                public_token(settings)?,
+                "serve",
+            ),
+            Face::Private => (bind("127.0.0.1:0").await?, Some(random_token()), "mcp"),
+        };
+        let local = listener.local_addr()?;
         let metrics = Arc::new(Metrics::new());
         let (service, db) = build(settings).await?;
         let service = Arc::new(service.with_metrics(metrics.clone()));
@@ -159,15 +169,6 @@ impl Application {
         // The owner of the data dir keeps it maintained, whether it serves HTTP or stdio.
         let runner = job_runner(jobs, &service, db);
         let engine = Engine::start(runner.clone()).await?;
-        let (listener, token, mode) = match face {
-            Face::Public => (
-                bind(&settings.listen.to_string()).await?,
-                settings.auth_token.clone(),
-                "serve",
-            ),
-            Face::Private => (bind("127.0.0.1:0").await?, Some(random_token()), "mcp"),
-        };
-        let local = listener.local_addr()?;
         lock.publish(&endpoint(mode, local, token.clone()))?;
         let guard = match face {
             Face::Public => browser_guard(settings, local),
@@ -246,6 +247,28 @@ impl Application {
         drop(self.lock);
         served
     }
+}
+
+/// The operator's token on the public face: `auth_token`, else the data dir's operator token
+/// (created on the first start); none with `auth = "none"`.
+fn public_token(settings: &Settings) -> Result<Option<crate::secret::Secret>, StartupError> {
+    if settings.auth == crate::configuration::AuthMode::None {
+        tracing::warn!("auth = none: whoever reaches the port is the operator");
+        return Ok(None);
+    }
+    if let Some(token) = &settings.auth_token {
+        return Ok(Some(token.clone()));
+    }
+    let (token, created) = crate::auth::operator_token(&settings.data_dir)?;
+    let path = crate::auth::operator_token_path(&settings.data_dir);
+    tracing::info!(
+        path = %path.display(),
+        created,
+        "HTTP wants a bearer token: the operator's is in this file (send `Authorization: \
+         Bearer <its contents>`; the CLI and `hindsight mcp` on this machine read it \
+         themselves); give agents scoped ones with `hindsight tokens create`"
+    );
+    Ok(Some(token))
 }
 
 /// How the HTTP server's task ended. For a stdio owner a failure matters as much: other

@@ -18,9 +18,14 @@ pub enum Connection {
 }
 
 impl Connection {
+    /// Local: checked as the operator (whoever owns the data dir's files is); remote: the
+    /// daemon checks the endpoint's token.
     pub fn ops(&self) -> Arc<dyn crate::operations::Operations> {
         match self {
-            Connection::Local { ops, .. } => ops.clone(),
+            Connection::Local { ops, .. } => Arc::new(crate::operations::Guarded::new(
+                ops.clone(),
+                crate::auth::Principal::operator("cli"),
+            )),
             Connection::Remote(ops) => ops.clone(),
         }
     }

@@ -7,6 +7,7 @@ mod ledger;
 mod maintenance;
 mod postgres;
 mod sqlite;
+mod tokens;
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
@@ -26,6 +27,7 @@ pub use maintenance::{
 };
 pub use postgres::{PoolSize, PostgresStore};
 pub use sqlite::SqliteStore;
+pub use tokens::{TokenRecord, TokenStore};
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -47,6 +49,8 @@ pub enum StoreError {
     DatabaseClaimed,
     #[error("corrupt row {id}: {reason}")]
     Corrupt { id: String, reason: String },
+    #[error("an active token is already named {0:?}; revoke it first or choose another name")]
+    TokenNameTaken(String),
 }
 
 /// An INSERT's error: the partial unique index refusing a second active fact becomes
@@ -398,6 +402,6 @@ pub trait MemoryStore: Send + Sync + 'static {
 
 /// The whole database: memories, the job ledger and the maintenance moves. Both stores are
 /// one; callers take the view they need (`Arc<dyn Database>` coerces to each part).
-pub trait Database: MemoryStore + RunLedger + MaintenanceStore + DistillStore {}
+pub trait Database: MemoryStore + RunLedger + MaintenanceStore + DistillStore + TokenStore {}
 
-impl<T: MemoryStore + RunLedger + MaintenanceStore + DistillStore> Database for T {}
+impl<T: MemoryStore + RunLedger + MaintenanceStore + DistillStore + TokenStore> Database for T {}

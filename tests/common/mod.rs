@@ -83,6 +83,7 @@ impl Daemon {
             .arg(data_dir)
             .env("HINDSIGHT_CONFIG", data_dir.join("no-such-config.toml"))
             .env_remove("HINDSIGHT_AUTH_TOKEN")
+            .env_remove("HINDSIGHT_AUTH")
             // `embedder = "auto"` without a model in reach: builtin, as the tests expect,
             // never a download (tests that want the local model say so).
             .env("HF_HUB_OFFLINE", "1")

@@ -101,7 +101,9 @@ async def over_http(data_dir):
                                stdout=subprocess.DEVNULL)
     try:
         endpoint = wait_for_endpoint(data_dir, process)
-        async with streamablehttp_client(endpoint["url"]) as (read, write, _session_id):
+        # `serve` wants a bearer token; the operator's is in the endpoint file it publishes.
+        headers = {"Authorization": f"Bearer {endpoint['token']}"}
+        async with streamablehttp_client(endpoint["url"], headers=headers) as (read, write, _session_id):
             async with ClientSession(read, write) as session:
                 await exercise(session, "http")
     finally:

@@ -6,6 +6,7 @@ mod distill;
 mod ledger;
 mod maintenance;
 mod memories;
+mod tokens;
 
 use std::time::Duration;
 

@@ -6,6 +6,7 @@ mod distill;
 mod ledger;
 mod maintenance;
 mod memories;
+mod tokens;
 
 use std::path::Path;
 use std::str::FromStr;
@@ -216,11 +217,11 @@ fn parse_ids(ids: Vec<String>) -> Result<Vec<MemoryId>, StoreError> {
         .collect()
 }
 
-pub(crate) fn embedding_to_bytes(embedding: &[f32]) -> Vec<u8> {
+fn embedding_to_bytes(embedding: &[f32]) -> Vec<u8> {
     embedding.iter().flat_map(|x| x.to_le_bytes()).collect()
 }
 
-pub(crate) fn embedding_from_bytes(bytes: &[u8]) -> Option<Vec<f32>> {
+fn embedding_from_bytes(bytes: &[u8]) -> Option<Vec<f32>> {
     if !bytes.len().is_multiple_of(4) {
         return None;
     }

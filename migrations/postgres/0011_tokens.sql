@@ -1,0 +1,12 @@
+-- Tokens an operator created for agents: only the SHA-256 of the secret is kept. A revoked
+-- token keeps its row (who held what, for the audit); its name can be given again.
+CREATE TABLE tokens (
+    id UUID PRIMARY KEY,
+    name TEXT NOT NULL,
+    hash TEXT NOT NULL UNIQUE,
+    grants JSONB NOT NULL,
+    operator BOOLEAN NOT NULL DEFAULT FALSE,
+    created_at TIMESTAMPTZ NOT NULL,
+    revoked_at TIMESTAMPTZ
+);
+CREATE UNIQUE INDEX tokens_active_name ON tokens (name) WHERE revoked_at IS NULL;

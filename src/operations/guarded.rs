@@ -1,0 +1,260 @@
+//! The one place a caller's identity is checked. Every transport wraps the operations it
+//! answers with in a `Guarded` for the caller it authenticated (an HTTP bearer token, the stdio
+//! owner, the CLI), and a call outside the caller's scopes is refused here before anything
+//! else happens: a write or forget outside its write scopes, a search or get outside its read
+//! scopes, a review outside its review scopes; jobs, the archive, tokens and metrics are the
+//! operator's.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+
+use super::{
+    CandidateQuery, CreatedToken, JobRunReport, JobSummary, NewToken, OperationError, Operations,
+    ProgressFn, Rejection, RestoreRequest, Stats,
+};
+use crate::auth::{Principal, Scopes};
+use crate::domain::{Memory, MemoryId, Namespace};
+use crate::jobs::archive::RestoreReport;
+use crate::jobs::archive::purge::PurgeReport;
+use crate::service::review::{Approval, CandidateDetail};
+use crate::service::{
+    ForgetRequest, ForgetResult, SearchRequest, SearchResult, WriteRequest, WriteResult,
+};
+use crate::store::{Candidate, CandidateId, RunRecord, TokenRecord};
+
+pub struct Guarded {
+    inner: Arc<dyn Operations>,
+    caller: Principal,
+}
+
+#[derive(Clone, Copy)]
+enum Access {
+    Read,
+    Write,
+    Review,
+}
+
+impl Access {
+    fn verb(self) -> &'static str {
+        match self {
+            Access::Read => "read",
+            Access::Write => "write to",
+            Access::Review => "review the candidates of",
+        }
+    }
+
+    fn scopes(self) -> &'static str {
+        match self {
+            Access::Read => "read",
+            Access::Write => "write",
+            Access::Review => "review",
+        }
+    }
+}
+
+impl Guarded {
+    pub fn new(inner: Arc<dyn Operations>, caller: Principal) -> Self {
+        Self { inner, caller }
+    }
+
+    pub fn caller(&self) -> &Principal {
+        &self.caller
+    }
+
+    fn check(&self, access: Access, namespace: &str) -> Result<(), OperationError> {
+        let allowed = match access {
+            Access::Read => self.caller.may_read(namespace),
+            Access::Write => self.caller.may_write(namespace),
+            Access::Review => self.caller.may_review(namespace),
+        };
+        if allowed {
+            return Ok(());
+        }
+        let scopes = self
+            .caller
+            .grants()
+            .map(|g| match access {
+                Access::Read => &g.read,
+                Access::Write => &g.write,
+                Access::Review => &g.review,
+            })
+            .cloned()
+            .unwrap_or_else(Scopes::default);
+        tracing::info!(token = %self.caller.name, namespace, access = access.scopes(), "refused: outside the token's scopes");
+        Err(OperationError::Forbidden(format!(
+            "token {:?} may not {} namespace {namespace:?} (its {} scopes: {scopes})",
+            self.caller.name,
+            access.verb(),
+            access.scopes(),
+        )))
+    }
+
+    fn operator_only(&self, what: &str) -> Result<(), OperationError> {
+        if self.caller.is_operator() {
+            Ok(())
+        } else {
+            Err(OperationError::Forbidden(format!(
+                "token {:?} may not {what}: that is the operator's",
+                self.caller.name
+            )))
+        }
+    }
+
+    /// A review decision's candidate, checked against the caller's review scopes.
+    async fn reviewable(&self, id: CandidateId) -> Result<(), OperationError> {
+        if self.caller.is_operator() {
+            return Ok(());
+        }
+        let detail = self.inner.candidate(id).await?;
+        self.check(Access::Review, &detail.candidate.namespace)
+    }
+}
+
+/// The namespace a request names, or the default one it falls into.
+fn namespace_or_default(namespace: &Option<String>) -> &str {
+    namespace.as_deref().unwrap_or(Namespace::DEFAULT)
+}
+
+#[async_trait]
+impl Operations for Guarded {
+    async fn write(&self, request: WriteRequest) -> Result<WriteResult, OperationError> {
+        self.check(Access::Write, namespace_or_default(&request.namespace))?;
+        self.inner.write(request).await
+    }
+
+    async fn search(&self, request: SearchRequest) -> Result<SearchResult, OperationError> {
+        self.check(Access::Read, namespace_or_default(&request.namespace))?;
+        self.inner.search(request).await
+    }
+
+    async fn forget(&self, request: ForgetRequest) -> Result<ForgetResult, OperationError> {
+        if !self.caller.is_operator() {
+            if let Some(filter) = &request.filter {
+                self.check(Access::Write, &filter.namespace)?;
+            }
+            if let Some(id) = &request.memory_id {
+                // By id the namespace is the row's. An agent forgets what it can see in the
+                // hot table; archived rows are the operator's to forget by id.
+                let id = uuid::Uuid::parse_str(id.trim()).map_err(|_| OperationError::Invalid {
+                    field: "memory_id",
+                    rule: format!("must be a UUID, got {id:?}"),
+                })?;
+                let memory = self.inner.get(id).await?;
+                self.check(Access::Write, &memory.namespace)?;
+            }
+        }
+        self.inner.forget(request).await
+    }
+
+    async fn get(&self, id: MemoryId) -> Result<Memory, OperationError> {
+        let memory = self.inner.get(id).await?;
+        self.check(Access::Read, &memory.namespace)?;
+        Ok(memory)
+    }
+
+    async fn stats(&self) -> Result<Stats, OperationError> {
+        let mut stats = self.inner.stats().await?;
+        if !self.caller.is_operator() {
+            stats
+                .counts
+                .retain(|row| self.caller.may_read(&row.namespace));
+            stats.total = stats.counts.iter().map(|r| r.count).sum();
+        }
+        Ok(stats)
+    }
+
+    async fn jobs(&self) -> Result<Vec<JobSummary>, OperationError> {
+        self.operator_only("list the jobs")?;
+        self.inner.jobs().await
+    }
+
+    async fn run_job(
+        &self,
+        name: &str,
+        dry_run: bool,
+        progress: Option<ProgressFn>,
+    ) -> Result<JobRunReport, OperationError> {
+        self.operator_only("run jobs")?;
+        self.inner.run_job(name, dry_run, progress).await
+    }
+
+    async fn job_history(
+        &self,
+        name: Option<&str>,
+        limit: i64,
+    ) -> Result<Vec<RunRecord>, OperationError> {
+        self.operator_only("read the jobs' history")?;
+        self.inner.job_history(name, limit).await
+    }
+
+    async fn restore(&self, request: RestoreRequest) -> Result<RestoreReport, OperationError> {
+        self.operator_only("restore from the archive")?;
+        self.inner.restore(request).await
+    }
+
+    async fn purge(&self, dry_run: bool) -> Result<PurgeReport, OperationError> {
+        self.operator_only("purge the archive")?;
+        self.inner.purge(dry_run).await
+    }
+
+    async fn candidates(&self, query: CandidateQuery) -> Result<Vec<Candidate>, OperationError> {
+        match &query.namespace {
+            Some(namespace) => self.check(Access::Review, namespace)?,
+            None if self.caller.is_operator() => {}
+            None => {
+                // Every namespace the caller may review: the listing filtered to them.
+                let mut listed = self.inner.candidates(query).await?;
+                listed.retain(|c| self.caller.may_review(&c.namespace));
+                return Ok(listed);
+            }
+        }
+        self.inner.candidates(query).await
+    }
+
+    async fn candidate(&self, id: CandidateId) -> Result<CandidateDetail, OperationError> {
+        let detail = self.inner.candidate(id).await?;
+        self.check(Access::Review, &detail.candidate.namespace)?;
+        Ok(detail)
+    }
+
+    async fn approve(
+        &self,
+        id: CandidateId,
+        mut approval: Approval,
+    ) -> Result<Candidate, OperationError> {
+        self.reviewable(id).await?;
+        if !self.caller.is_operator() {
+            // An agent's decision is recorded under its token's name.
+            approval.reviewer = Some(self.caller.name.clone());
+        }
+        self.inner.approve(id, approval).await
+    }
+
+    async fn reject(
+        &self,
+        id: CandidateId,
+        mut rejection: Rejection,
+    ) -> Result<Candidate, OperationError> {
+        self.reviewable(id).await?;
+        if !self.caller.is_operator() {
+            rejection.reviewer = Some(self.caller.name.clone());
+        }
+        self.inner.reject(id, rejection).await
+    }
+
+    async fn create_token(&self, request: NewToken) -> Result<CreatedToken, OperationError> {
+        self.operator_only("create tokens")?;
+        self.inner.create_token(request).await
+    }
+
+    async fn tokens(&self) -> Result<Vec<TokenRecord>, OperationError> {
+        self.operator_only("list tokens")?;
+        self.inner.tokens().await
+    }
+
+    async fn revoke_token(&self, name: &str) -> Result<TokenRecord, OperationError> {
+        self.operator_only("revoke tokens")?;
+        self.inner.revoke_token(name).await
+    }
+}
