@@ -40,7 +40,7 @@ fn point(namespace: &str, memory_type: MemoryType, status: Status, occurred_at: 
 fn query(namespace: &str) -> IndexQuery {
     IndexQuery {
         vector: vector(0, 0.0),
-        namespace: namespace.to_owned(),
+        namespaces: vec![namespace.to_owned()],
         memory_types: vec![],
         statuses: vec![Status::Active],
         occurred_from: None,
@@ -124,6 +124,14 @@ pub async fn filters_namespace_type_status_and_time(index: &dyn VectorIndex) {
         vec![other_namespace.id]
     );
     assert!(index.search(query("c")).await.unwrap().is_empty());
+
+    // Several namespaces at once: the union, nothing else ("a b" is not "a" and "b").
+    let mut q = query("a");
+    q.namespaces = vec!["a".into(), "b".into(), "c".into()];
+    assert_eq!(
+        sorted(ids(&index.search(q).await.unwrap())),
+        sorted(vec![episodic.id, semantic.id, other_namespace.id])
+    );
 }
 
 pub async fn upsert_replaces_payload_and_delete_removes(index: &dyn VectorIndex) {

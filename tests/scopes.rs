@@ -150,6 +150,73 @@ async fn each_call_is_held_to_the_tokens_scopes_on_every_transport() {
     )
     .await;
 
+    // Naming no namespace, an agent searches every one it may read, ranked together, each hit
+    // naming its own; never another agent's private one.
+    let everywhere = api
+        .ok(
+            &writer,
+            "POST",
+            "/api/memories/search",
+            json!({"query": "secret plan note rule churn", "top_k": 20}),
+        )
+        .await;
+    let mut seen: Vec<&str> = everywhere["memories"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["namespace"].as_str().unwrap())
+        .collect();
+    seen.sort();
+    seen.dedup();
+    assert_eq!(
+        seen,
+        ["global", "private/writer-agent", "team/analytics"],
+        "{everywhere}"
+    );
+    // Listing them is the same; listing another's is refused.
+    api.ok(
+        &writer,
+        "POST",
+        "/api/memories/search",
+        json!({"query": "note", "namespaces": ["global", "team/analytics"]}),
+    )
+    .await;
+    api.refused(
+        &writer,
+        "POST",
+        "/api/memories/search",
+        json!({"query": "plan", "namespaces": ["global", "private/other-agent"]}),
+    )
+    .await;
+    // A pattern scope covers the namespaces it matches.
+    let teams = api
+        .ok(
+            OPERATOR,
+            "POST",
+            "/admin/tokens",
+            json!({"name": "team-reader", "grants": {"read": ["team/*"]}}),
+        )
+        .await;
+    let teams = teams["secret"].as_str().unwrap().to_owned();
+    let found = api
+        .ok(
+            &teams,
+            "POST",
+            "/api/memories/search",
+            json!({"query": "secret plan note rule churn", "top_k": 20}),
+        )
+        .await;
+    let namespaces: Vec<&str> = found["memories"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["namespace"].as_str().unwrap())
+        .collect();
+    assert!(
+        !namespaces.is_empty() && namespaces.iter().all(|n| *n == "team/analytics"),
+        "{found}"
+    );
+
     // REST, outside: refused, naming the scope, and nothing changes.
     let before = api.count("private/other-agent").await;
     let error = api

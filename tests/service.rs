@@ -1135,7 +1135,10 @@ impl VectorIndex for BrokenIndex {
         self.inner.delete(ids).await
     }
     async fn search(&self, query: IndexQuery) -> Result<Vec<Hit>, IndexError> {
-        if self.gated && query.namespace == "held" && query.memory_types == [MemoryType::Episodic] {
+        if self.gated
+            && query.namespaces == ["held"]
+            && query.memory_types == [MemoryType::Episodic]
+        {
             self.entered.notify_one();
             self.gate.acquire().await.unwrap().forget();
         }
@@ -1503,4 +1506,74 @@ async fn concurrent_writers_of_one_fact_leave_exactly_one_active() {
         .await
         .unwrap();
     assert_eq!(active.len(), 1);
+}
+
+#[tokio::test]
+async fn one_search_covers_several_namespaces_ranked_together() {
+    let dir = tempfile::tempdir().unwrap();
+    let service = common::service(dir.path()).await;
+    for (namespace, content) in [
+        ("private/ana", "Ana prefers tea in the morning"),
+        ("team/analytics", "The analytics team drinks tea at standup"),
+        ("global", "Tea and coffee are in the kitchen"),
+        ("private/bob", "Bob prefers tea without sugar"),
+    ] {
+        service
+            .write(&WriteRequest {
+                namespace: Some(namespace.into()),
+                ..write(content)
+            })
+            .await
+            .unwrap();
+    }
+    let found = service
+        .search(&SearchRequest {
+            namespaces: Some(vec![
+                "private/ana".into(),
+                "team/analytics".into(),
+                "global".into(),
+                "global".into(),
+            ]),
+            top_k: Some(10),
+            ..search("tea")
+        })
+        .await
+        .unwrap();
+    let mut namespaces: Vec<&str> = found
+        .memories
+        .iter()
+        .map(|m| m.namespace.as_str())
+        .collect();
+    namespaces.sort();
+    assert_eq!(namespaces, ["global", "private/ana", "team/analytics"]);
+    // Ranked together: scores never rise down the list.
+    assert!(found.memories.windows(2).all(|w| w[0].score >= w[1].score));
+
+    for (request, field) in [
+        (
+            SearchRequest {
+                namespace: Some("global".into()),
+                namespaces: Some(vec!["private/ana".into()]),
+                ..search("tea")
+            },
+            "namespaces",
+        ),
+        (
+            SearchRequest {
+                namespaces: Some(vec![]),
+                ..search("tea")
+            },
+            "namespaces",
+        ),
+        (
+            SearchRequest {
+                namespaces: Some(vec!["global".into(), "has space".into()]),
+                ..search("tea")
+            },
+            "namespaces[1]",
+        ),
+    ] {
+        let err = service.search(&request).await.unwrap_err().to_string();
+        assert!(err.contains(field), "{err}");
+    }
 }

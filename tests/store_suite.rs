@@ -191,7 +191,7 @@ pub async fn concurrent_writers_of_one_fact_queue(store: &dyn Database) {
 
 fn lexical(namespace: &str, text: &str) -> LexicalQuery {
     LexicalQuery {
-        namespace: namespace.to_owned(),
+        namespaces: vec![namespace.to_owned()],
         memory_types: vec![],
         statuses: vec![Status::Active],
         terms: hindsight::lexical::query_terms(text),
@@ -268,6 +268,15 @@ pub async fn lexical_search_matches_words_and_chinese(store: &dyn Database) {
             .await
             .is_empty()
     );
+
+    // Several namespaces at once: both tenants' reports, ranked together.
+    let mut both = lexical("default", "report");
+    both.namespaces = vec!["default".into(), "other".into()];
+    let mut found = lexical_ids(store, &both).await;
+    found.sort();
+    let mut expected = vec![report.id, other_report.id, elsewhere.id];
+    expected.sort();
+    assert_eq!(found, expected);
 
     let mut semantic_only = lexical("default", "report");
     semantic_only.memory_types = vec![MemoryType::Semantic];

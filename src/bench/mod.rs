@@ -216,7 +216,7 @@ async fn index_recall_at_10(
         let hits = index
             .search(IndexQuery {
                 vector: query,
-                namespace: namespaces[namespace].to_owned(),
+                namespaces: vec![namespaces[namespace].to_owned()],
                 memory_types: vec![],
                 statuses: vec![Status::Active],
                 occurred_from: None,

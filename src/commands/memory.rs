@@ -56,8 +56,9 @@ pub struct SearchArgs {
     /// Repeat for several types.
     #[arg(long = "type")]
     memory_types: Vec<String>,
-    #[arg(long)]
-    namespace: Option<String>,
+    /// Repeat to search several namespaces at once, ranked together.
+    #[arg(long = "namespace")]
+    namespaces: Vec<String>,
     /// Only what happened at or after this time (RFC 3339)
     #[arg(long)]
     from: Option<String>,
@@ -127,7 +128,8 @@ pub async fn run(settings: Settings, command: MemoryCommand) -> anyhow::Result<(
                 query: a.query,
                 top_k: a.top_k,
                 memory_types: (!a.memory_types.is_empty()).then_some(a.memory_types),
-                namespace: a.namespace,
+                namespace: (a.namespaces.len() == 1).then(|| a.namespaces[0].clone()),
+                namespaces: (a.namespaces.len() > 1).then_some(a.namespaces),
                 time_range,
                 include_deprecated: Some(a.include_deprecated),
             })

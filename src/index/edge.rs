@@ -354,13 +354,13 @@ fn filter(query: &IndexQuery) -> Filter {
     } else {
         &query.memory_types
     };
-    let scopes: Vec<String> = types
+    let scopes: Vec<String> = query
+        .namespaces
         .iter()
-        .flat_map(|t| {
-            query
-                .statuses
+        .flat_map(|n| {
+            types
                 .iter()
-                .map(|s| scope(&query.namespace, *t, *s))
+                .flat_map(move |t| query.statuses.iter().map(move |s| scope(n, *t, *s)))
         })
         .collect();
     let mut must = vec![Condition::Field(FieldCondition::new_match(

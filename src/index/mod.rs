@@ -42,7 +42,8 @@ pub struct IndexPoint {
 #[derive(Debug, Clone)]
 pub struct IndexQuery {
     pub vector: Vec<f32>,
-    pub namespace: String,
+    /// Non-empty: the hit's namespace is any of these.
+    pub namespaces: Vec<String>,
     /// Empty: any type.
     pub memory_types: Vec<MemoryType>,
     /// Non-empty.

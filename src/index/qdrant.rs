@@ -213,7 +213,7 @@ fn filter(query: &IndexQuery) -> Filter {
         &query.memory_types
     };
     let mut must = vec![
-        Condition::matches(NAMESPACE, vec![query.namespace.clone()]),
+        Condition::matches(NAMESPACE, query.namespaces.clone()),
         Condition::matches(
             MEMORY_TYPE,
             types
@@ -399,7 +399,7 @@ mod tests {
     fn query() -> IndexQuery {
         IndexQuery {
             vector: vec![1.0],
-            namespace: "team a".into(),
+            namespaces: vec!["team a".into()],
             memory_types: vec![],
             statuses: vec![Status::Active, Status::Deprecated],
             occurred_from: None,

@@ -53,7 +53,8 @@ pub fn memory_search(rules: &Rules) -> String {
          type, provenance (source), when it happened (occurred_at) and was stored (created_at), \
          and score = {ws}·relevance + {wr}·recency + {wi}·importance (recency from occurred_at). \
          Expired, forgotten and (unless include_deprecated) superseded memories are never \
-         returned.",
+         returned. namespaces: [...] searches several namespaces at once, ranked together (each \
+         hit names its own); with a scoped token and no namespace, every namespace it may read.",
         ws = n(rules.weight_similarity),
         wr = n(rules.weight_recency),
         wi = n(rules.weight_importance),

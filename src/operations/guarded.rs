@@ -101,6 +101,33 @@ impl Guarded {
         }
     }
 
+    /// Every namespace an agent may read: its exact read scopes, and the namespaces holding
+    /// memories that its patterns (`team/*`, `*`) match.
+    async fn readable(&self) -> Result<Vec<String>, OperationError> {
+        let grants = self.caller.grants().cloned().unwrap_or_default();
+        let mut names: Vec<String> = grants
+            .read
+            .0
+            .iter()
+            .filter_map(|p| p.exact().map(str::to_owned))
+            .collect();
+        if grants.read.0.iter().any(|p| p.exact().is_none()) {
+            for row in self.inner.stats().await?.counts {
+                if grants.read.allows(&row.namespace) && !names.contains(&row.namespace) {
+                    names.push(row.namespace);
+                }
+            }
+        }
+        names.truncate(crate::service::requests::MAX_SEARCH_NAMESPACES);
+        if names.is_empty() {
+            return Err(OperationError::Forbidden(format!(
+                "token {:?} may read no namespace",
+                self.caller.name
+            )));
+        }
+        Ok(names)
+    }
+
     /// A review decision's candidate, checked against the caller's review scopes.
     async fn reviewable(&self, id: CandidateId) -> Result<(), OperationError> {
         if self.caller.is_operator() {
@@ -123,8 +150,19 @@ impl Operations for Guarded {
         self.inner.write(request).await
     }
 
-    async fn search(&self, request: SearchRequest) -> Result<SearchResult, OperationError> {
-        self.check(Access::Read, namespace_or_default(&request.namespace))?;
+    async fn search(&self, mut request: SearchRequest) -> Result<SearchResult, OperationError> {
+        match (&request.namespace, &request.namespaces) {
+            (_, Some(list)) => {
+                for namespace in list {
+                    self.check(Access::Read, namespace)?;
+                }
+            }
+            (Some(namespace), None) => self.check(Access::Read, namespace)?,
+            // Named none: the operator searches `default`; an agent every namespace it may
+            // read, in one query.
+            (None, None) if self.caller.is_operator() => {}
+            (None, None) => request.namespaces = Some(self.readable().await?),
+        }
         self.inner.search(request).await
     }
 

@@ -97,8 +97,12 @@ pub struct SearchRequest {
     pub top_k: Option<i64>,
     /// Only these types (any of `working`, `episodic`, `semantic`). Default: all.
     pub memory_types: Option<Vec<String>>,
-    /// Partition to search. Default `default`.
+    /// Partition to search. Default `default` (with a scoped token: every namespace it may
+    /// read).
     pub namespace: Option<String>,
+    /// Several partitions at once (e.g. `["private/me", "team/analytics", "global"]`), ranked
+    /// together; each hit names its own. Instead of `namespace`.
+    pub namespaces: Option<Vec<String>>,
     /// Only memories of what happened in this range (their `occurred_at`; RFC 3339 timestamps,
     /// both ends inclusive).
     pub time_range: Option<TimeRange>,
@@ -161,7 +165,8 @@ pub struct ValidSearch {
     pub query: Content,
     pub top_k: TopK,
     pub memory_types: Vec<MemoryType>,
-    pub namespace: Namespace,
+    /// Non-empty, no repeats.
+    pub namespaces: Vec<Namespace>,
     pub from: Option<DateTime<Utc>>,
     pub to: Option<DateTime<Utc>>,
     pub include_deprecated: bool,
@@ -171,6 +176,31 @@ pub struct ValidSearch {
 pub struct ValidForget {
     pub selector: ForgetSelector,
     pub hard: bool,
+}
+
+/// How many namespaces one search may cover.
+pub const MAX_SEARCH_NAMESPACES: usize = 256;
+
+/// `namespaces`: 1 to `MAX_SEARCH_NAMESPACES` valid names, repeats dropped.
+fn search_namespaces(list: &[String]) -> Result<Vec<Namespace>, ValidationError> {
+    if list.is_empty() || list.len() > MAX_SEARCH_NAMESPACES {
+        return Err(ValidationError::new(
+            "namespaces",
+            format!(
+                "must list 1 to {MAX_SEARCH_NAMESPACES} namespaces, got {}",
+                list.len()
+            ),
+        ));
+    }
+    let mut parsed: Vec<Namespace> = Vec::with_capacity(list.len());
+    for (i, name) in list.iter().enumerate() {
+        let ns = Namespace::parse(name)
+            .map_err(|e| ValidationError::new(format!("namespaces[{i}]"), e.rule))?;
+        if !parsed.contains(&ns) {
+            parsed.push(ns);
+        }
+    }
+    Ok(parsed)
 }
 
 fn namespace(value: Option<&str>) -> Result<Namespace, ValidationError> {
@@ -346,11 +376,21 @@ impl SearchRequest {
                 "`from` must not be after `to`",
             ));
         }
+        let namespaces = match (&self.namespace, &self.namespaces) {
+            (Some(_), Some(_)) => {
+                return Err(ValidationError::new(
+                    "namespaces",
+                    "give `namespace` or `namespaces`, not both",
+                ));
+            }
+            (_, Some(list)) => search_namespaces(list)?,
+            (one, None) => vec![namespace(one.as_deref())?],
+        };
         Ok(ValidSearch {
             query,
             top_k,
             memory_types,
-            namespace: namespace(self.namespace.as_deref())?,
+            namespaces,
             from,
             to,
             include_deprecated: self.include_deprecated.unwrap_or(false),

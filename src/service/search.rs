@@ -31,9 +31,14 @@ impl MemoryService {
         }
         let top_k = valid.top_k.get();
         let now = Utc::now();
+        let namespaces: Vec<String> = valid
+            .namespaces
+            .iter()
+            .map(|n| n.as_str().to_owned())
+            .collect();
         let index_query = IndexQuery {
             vector: vector.clone(),
-            namespace: valid.namespace.as_str().to_owned(),
+            namespaces: namespaces.clone(),
             memory_types: valid.memory_types.clone(),
             statuses: statuses.clone(),
             occurred_from: valid.from.map(|t| t.timestamp()),
@@ -70,7 +75,7 @@ impl MemoryService {
             }
             self.store
                 .lexical_search(&LexicalQuery {
-                    namespace: valid.namespace.as_str().to_owned(),
+                    namespaces: namespaces.clone(),
                     memory_types: valid.memory_types.clone(),
                     statuses: statuses.clone(),
                     terms,
@@ -118,7 +123,7 @@ impl MemoryService {
         // payload still names an old namespace or type) must not widen the result.
         let rows: Vec<_> = rows
             .into_iter()
-            .filter(|m| m.namespace == valid.namespace.as_str())
+            .filter(|m| namespaces.contains(&m.namespace))
             .filter(|m| {
                 valid.memory_types.is_empty() || valid.memory_types.contains(&m.memory_type)
             })

@@ -100,7 +100,7 @@ impl MemoryService {
             .index
             .search(IndexQuery {
                 vector: vector.to_vec(),
-                namespace: namespace.to_owned(),
+                namespaces: vec![namespace.to_owned()],
                 memory_types: vec![memory_type],
                 statuses: vec![Status::Active],
                 occurred_from: None,

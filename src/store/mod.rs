@@ -221,7 +221,8 @@ where
 /// query, so rows it excludes never take a place in the `limit`.
 #[derive(Debug, Clone)]
 pub struct LexicalQuery {
-    pub namespace: String,
+    /// Non-empty: the row's namespace is any of these.
+    pub namespaces: Vec<String>,
     pub memory_types: Vec<MemoryType>,
     pub statuses: Vec<Status>,
     pub terms: Vec<String>,

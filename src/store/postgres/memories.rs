@@ -182,7 +182,7 @@ impl MemoryStore for PostgresStore {
                         FROM unnest($1::text[]) AS t) \
              SELECT m.id, ts_rank_cd(m.lexical_tsv, q.query) AS score \
              FROM memories m, q \
-             WHERE m.lexical_tsv @@ q.query AND m.namespace = $2 \
+             WHERE m.lexical_tsv @@ q.query AND m.namespace = ANY($2) \
                AND m.memory_type = ANY($3) AND m.status = ANY($4) \
                AND (m.expires_at IS NULL OR m.expires_at > $6) \
                AND ($7::timestamptz IS NULL OR m.occurred_at >= $7) \
@@ -190,7 +190,7 @@ impl MemoryStore for PostgresStore {
              ORDER BY score DESC, m.id LIMIT $5",
         )
         .bind(&query.terms)
-        .bind(&query.namespace)
+        .bind(&query.namespaces)
         .bind(query.type_names())
         .bind(query.status_names())
         .bind(query.limit as i64)

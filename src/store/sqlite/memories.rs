@@ -160,7 +160,7 @@ impl MemoryStore for SqliteStore {
         let rows: Vec<(String, f64)> = sqlx::query_as(
             "SELECT m.id, -bm25(memories_fts) AS score \
              FROM memories_fts CROSS JOIN memories m ON m.seq = memories_fts.rowid \
-             WHERE memories_fts MATCH ?1 AND m.namespace = ?2 \
+             WHERE memories_fts MATCH ?1 AND m.namespace IN (SELECT value FROM json_each(?2)) \
                AND m.memory_type IN (SELECT value FROM json_each(?3)) \
                AND m.status IN (SELECT value FROM json_each(?4)) \
                AND (m.expires_at IS NULL OR m.expires_at > ?6) \
@@ -168,7 +168,7 @@ impl MemoryStore for SqliteStore {
              ORDER BY bm25(memories_fts) LIMIT ?5",
         )
         .bind(expression)
-        .bind(&query.namespace)
+        .bind(serde_json::to_string(&query.namespaces).unwrap_or_default())
         .bind(serde_json::to_string(&query.type_names()).unwrap_or_default())
         .bind(serde_json::to_string(&query.status_names()).unwrap_or_default())
         .bind(query.limit as i64)
