@@ -429,6 +429,58 @@ async fn each_call_is_held_to_the_tokens_scopes_on_every_transport() {
     assert_eq!(rejected["status"], json!("rejected"));
     assert_eq!(rejected["reviewer"], json!("writer-agent"));
 
+    // The audit trail: who did what, allowed or refused, and never the content.
+    let trail = api
+        .ok(OPERATOR, "GET", "/admin/audit?limit=1000", json!({}))
+        .await;
+    let entries = trail.as_array().unwrap();
+    let has = |actor: &str, action: &str, namespace: &str, outcome: &str| {
+        entries.iter().any(|e| {
+            e["actor"] == json!(actor)
+                && e["action"] == json!(action)
+                && e["namespace"] == json!(namespace)
+                && e["outcome"] == json!(outcome)
+        })
+    };
+    assert!(
+        has("writer-agent", "write", "private/writer-agent", "stored"),
+        "{trail}"
+    );
+    assert!(
+        has("writer-agent", "write", "private/other-agent", "refused"),
+        "{trail}"
+    );
+    assert!(
+        has("writer-agent", "forget", "private/other-agent", "refused"),
+        "{trail}"
+    );
+    assert!(
+        has("writer-agent", "forget", "private/writer-agent", "ok"),
+        "{trail}"
+    );
+    assert!(
+        has("writer-agent", "reject", "team/analytics", "ok"),
+        "{trail}"
+    );
+    let by = |actor: &str, action: &str| {
+        entries
+            .iter()
+            .filter(|e| e["actor"] == json!(actor) && e["action"] == json!(action))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(by("other-agent", "approve")[0]["outcome"], json!("refused"));
+    assert_eq!(
+        by("operator", "token_create")[0]["detail"],
+        json!("writer-agent")
+    );
+    for content in ["secret plan", "Planted", "churn", "scratch note"] {
+        assert!(
+            !trail.to_string().contains(content),
+            "{content} in the audit trail"
+        );
+    }
+    api.refused(&writer, "GET", "/admin/audit", json!({})).await;
+
     // Revoked and unknown tokens are not let in.
     api.ok(
         OPERATOR,

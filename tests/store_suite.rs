@@ -965,6 +965,63 @@ pub async fn tokens_are_stored_hashed_found_and_revoked(store: &dyn Database) {
     assert_eq!(listed.iter().filter(|t| t.revoked_at.is_none()).count(), 1);
 }
 
+pub async fn the_audit_trail_keeps_entries_in_order_until_pruned(store: &dyn Database) {
+    use hindsight::store::AuditEntry;
+    let now = Utc::now();
+    let entry = |minutes_ago: i64, action: &str, outcome: &str| AuditEntry {
+        id: 0,
+        at: now - Duration::minutes(minutes_ago),
+        actor: "writer-agent".into(),
+        action: action.into(),
+        namespace: Some("team/analytics".into()),
+        ids: vec![Uuid::now_v7().to_string()],
+        outcome: outcome.into(),
+        detail: None,
+    };
+    for e in [
+        entry(120, "write", "stored"),
+        entry(30, "forget", "ok"),
+        entry(10, "write", "refused"),
+    ] {
+        store.record_audit(&e).await.unwrap();
+    }
+    let recent = store
+        .audit_since(now - Duration::hours(1), 100)
+        .await
+        .unwrap();
+    assert_eq!(
+        recent
+            .iter()
+            .map(|e| (e.action.as_str(), e.outcome.as_str()))
+            .collect::<Vec<_>>(),
+        [("forget", "ok"), ("write", "refused")]
+    );
+    assert!(recent[0].id > 0 && recent[1].id > recent[0].id);
+    assert_eq!(recent[0].ids.len(), 1);
+    assert_eq!(recent[0].namespace.as_deref(), Some("team/analytics"));
+    assert_eq!(
+        store
+            .audit_since(now - Duration::hours(3), 1)
+            .await
+            .unwrap()
+            .len(),
+        1
+    );
+    assert_eq!(
+        store
+            .prune_audit(now - Duration::minutes(20))
+            .await
+            .unwrap(),
+        2
+    );
+    let left = store
+        .audit_since(now - Duration::days(1), 100)
+        .await
+        .unwrap();
+    assert_eq!(left.len(), 1);
+    assert_eq!(left[0].outcome, "refused");
+}
+
 macro_rules! store_suite {
     ($backend:ident, $open:expr) => {
         mod $backend {
@@ -988,6 +1045,7 @@ macro_rules! store_suite {
                 archive_moves_cold_rows_out_and_restore_brings_them_back,
                 try_lock_is_exclusive_across_handles,
                 tokens_are_stored_hashed_found_and_revoked,
+                the_audit_trail_keeps_entries_in_order_until_pruned,
             );
         }
     };

@@ -1,6 +1,7 @@
 //! Subcommands. Each file is one group; `run` loads the configuration and dispatches.
 
 mod admin;
+mod audit;
 mod bench;
 mod candidates;
 mod connection;
@@ -76,6 +77,14 @@ enum Command {
     /// Review what the distill job drafted: list, show, approve, reject.
     #[command(subcommand)]
     Candidates(candidates::CandidatesCommand),
+    /// The audit trail: writes, forgets, reviews and token changes, by whom, oldest first.
+    Audit {
+        /// From when: an RFC 3339 time or a span back from now (`90m`, `24h`, `7d`).
+        #[arg(long, default_value = "24h")]
+        since: String,
+        #[arg(long, default_value_t = 1000)]
+        limit: i64,
+    },
     /// Tokens for agents, scoped to namespaces: create (the secret is shown once), list, revoke.
     #[command(subcommand)]
     Tokens(tokens::TokensCommand),
@@ -123,6 +132,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Archive(command) => jobs::archive(settings, command).await,
         Command::Candidates(command) => candidates::run(settings, command).await,
         Command::Tokens(command) => tokens::run(settings, command).await,
+        Command::Audit { since, limit } => audit::run(settings, since, limit).await,
         Command::Healthcheck => admin::healthcheck(settings).await,
     }
 }

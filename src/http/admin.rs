@@ -8,6 +8,7 @@
 //! - `POST /admin/archive/purge` `{"dry_run"?}`
 //! - `GET  /admin/tokens`, `POST /admin/tokens` `{"name", "grants": {"read", "write", "review"},
 //!   "operator"?}` (the answer holds the secret, once), `POST /admin/tokens/{name}/revoke`
+//! - `GET  /admin/audit?since=<RFC 3339>&limit=` (default: the last 24 h, 1000)
 
 use axum::extract::rejection::{JsonRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
@@ -32,6 +33,7 @@ pub fn routes() -> Router<AppState> {
         .route("/admin/archive/purge", post(purge))
         .route("/admin/tokens", get(tokens).post(create_token))
         .route("/admin/tokens/{name}/revoke", post(revoke_token))
+        .route("/admin/audit", get(audit))
 }
 
 async fn metrics(
@@ -177,4 +179,32 @@ async fn revoke_token(
     Path(name): Path<String>,
 ) -> Response {
     answer(state.ops_for(caller).revoke_token(&name).await)
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AuditParams {
+    since: Option<chrono::DateTime<chrono::Utc>>,
+    limit: Option<i64>,
+}
+
+async fn audit(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Principal>,
+    params: Result<Query<AuditParams>, QueryRejection>,
+) -> Response {
+    match params {
+        Ok(Query(p)) => {
+            let since = p
+                .since
+                .unwrap_or_else(|| chrono::Utc::now() - chrono::Duration::hours(24));
+            answer(
+                state
+                    .ops_for(caller)
+                    .audit(since, p.limit.unwrap_or(1000))
+                    .await,
+            )
+        }
+        Err(e) => bad_query(&e),
+    }
 }

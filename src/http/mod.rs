@@ -43,7 +43,7 @@ pub struct AppState {
 impl AppState {
     /// The operations as `caller` may use them.
     pub fn ops_for(&self, caller: Principal) -> Guarded {
-        Guarded::new(self.ops.clone(), caller)
+        self.ops.guarded(caller)
     }
 }
 

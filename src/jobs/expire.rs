@@ -1,6 +1,7 @@
 //! expire: active memories whose `expires_at` has passed become `expired` and leave the vector
 //! index. This is how working memory's default TTL (set at write) is enforced in the store;
-//! search also filters expired rows at read, so nothing waits on this job to be correct.
+//! search also filters expired rows at read, so nothing waits on this job to be correct. It
+//! also drops audit entries older than `audit_retention_days`.
 
 use std::sync::Arc;
 
@@ -17,20 +18,36 @@ pub const SPEC: JobSpec = JobSpec {
     build,
 };
 
-/// The expire job takes no parameters.
+/// `[params]` of `jobs/expire.toml`.
 #[derive(serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Params {}
+#[serde(deny_unknown_fields, default)]
+struct Params {
+    /// How long the audit trail keeps an entry; older ones go at each run.
+    audit_retention_days: i64,
+}
+
+impl Default for Params {
+    fn default() -> Self {
+        Self {
+            audit_retention_days: 365,
+        }
+    }
+}
 
 fn build(settings: &JobSettings, _env: &JobEnv) -> Result<Arc<dyn Job>, JobConfigError> {
-    let Params {} = settings.params()?;
-    Ok(Arc::new(Expire))
+    let p: Params = settings.params()?;
+    let days = settings.int_within("audit_retention_days", p.audit_retention_days, 1..=36_500)?;
+    Ok(Arc::new(Expire {
+        audit_retention: chrono::Duration::days(days),
+    }))
 }
 
 /// A dry run lists this many of the rows it would expire.
 const SAMPLE: i64 = 20;
 
-pub struct Expire;
+pub struct Expire {
+    audit_retention: chrono::Duration,
+}
 
 #[async_trait]
 impl Job for Expire {
@@ -71,6 +88,8 @@ impl Job for Expire {
         }
         stats.examined = stats.changed;
         ctx.metrics.rows_expired(stats.changed);
+        let pruned = ctx.db.prune_audit(now - self.audit_retention).await?;
+        stats.details.insert("audit_pruned".into(), json!(pruned));
         Ok(stats)
     }
 }

@@ -14,7 +14,7 @@ use super::descriptions;
 use crate::auth::Principal;
 use crate::domain::Namespace;
 use crate::metrics::Metrics;
-use crate::operations::{Guarded, OperationError, Operations};
+use crate::operations::{Guarded, LocalOperations, OperationError, Operations};
 use crate::service::{
     Args, ForgetRequest, ForgetResult, Rules, SearchRequest, SearchResult, ServiceError,
     WriteRequest, WriteResult,
@@ -22,7 +22,7 @@ use crate::service::{
 
 #[derive(Clone)]
 pub struct HindsightMcp {
-    ops: Arc<dyn Operations>,
+    ops: Arc<LocalOperations>,
     /// Who calls when the transport names no one: the stdio owner's own user. Over HTTP each
     /// request carries the caller its bearer token stands for.
     caller: Option<Principal>,
@@ -65,7 +65,7 @@ fn invalid<T>(e: crate::domain::ValidationError) -> Result<T, OperationError> {
 #[tool_router]
 impl HindsightMcp {
     pub fn new(
-        ops: Arc<dyn Operations>,
+        ops: Arc<LocalOperations>,
         caller: Option<Principal>,
         rules: &Rules,
         metrics: Arc<Metrics>,
@@ -99,7 +99,7 @@ impl HindsightMcp {
             .and_then(|parts| parts.extensions.get::<Principal>())
             .cloned();
         match from_http.or_else(|| self.caller.clone()) {
-            Some(caller) => Ok(Guarded::new(self.ops.clone(), caller)),
+            Some(caller) => Ok(self.ops.guarded(caller)),
             None => Err(OperationError::Forbidden(
                 "no caller: the request carried no token".to_owned(),
             )),

@@ -3,7 +3,8 @@
 //! owner, the CLI), and a call outside the caller's scopes is refused here before anything
 //! else happens: a write or forget outside its write scopes, a search or get outside its read
 //! scopes, a review outside its review scopes; jobs, the archive, tokens and metrics are the
-//! operator's.
+//! operator's. Every write, forget, review decision and token change — allowed or refused —
+//! is recorded in the audit trail under the caller's name (ids and outcome, no content).
 
 use std::sync::Arc;
 
@@ -21,11 +22,14 @@ use crate::service::review::{Approval, CandidateDetail};
 use crate::service::{
     ForgetRequest, ForgetResult, SearchRequest, SearchResult, WriteRequest, WriteResult,
 };
-use crate::store::{Candidate, CandidateId, RunRecord, TokenRecord};
+use crate::store::{AuditEntry, AuditStore, Candidate, CandidateId, RunRecord, TokenRecord};
 
 pub struct Guarded {
     inner: Arc<dyn Operations>,
     caller: Principal,
+    /// Where decisions are recorded; `None` where the operations are another process's (it
+    /// records them itself).
+    audit: Option<Arc<dyn AuditStore>>,
 }
 
 #[derive(Clone, Copy)]
@@ -55,7 +59,53 @@ impl Access {
 
 impl Guarded {
     pub fn new(inner: Arc<dyn Operations>, caller: Principal) -> Self {
-        Self { inner, caller }
+        Self {
+            inner,
+            caller,
+            audit: None,
+        }
+    }
+
+    /// Record each decision in `audit`.
+    pub fn audited(mut self, audit: Arc<dyn AuditStore>) -> Self {
+        self.audit = Some(audit);
+        self
+    }
+
+    /// Record what was asked and how it ended. A failure to record is logged, not the
+    /// operation's: what it did stands.
+    async fn record<T>(
+        &self,
+        action: &str,
+        namespace: Option<&str>,
+        result: &Result<T, OperationError>,
+        what: impl FnOnce(&T) -> (Vec<String>, String),
+        detail: Option<String>,
+    ) {
+        let Some(audit) = &self.audit else { return };
+        let (ids, outcome) = match result {
+            Ok(value) => what(value),
+            Err(e) => (
+                Vec::new(),
+                match e.kind() {
+                    super::ErrorKind::Forbidden => "refused".to_owned(),
+                    kind => format!("failed: {kind:?}").to_lowercase(),
+                },
+            ),
+        };
+        let entry = AuditEntry {
+            id: 0,
+            at: chrono::Utc::now(),
+            actor: self.caller.name.clone(),
+            action: action.to_owned(),
+            namespace: namespace.map(str::to_owned),
+            ids,
+            outcome,
+            detail,
+        };
+        if let Err(e) = audit.record_audit(&entry).await {
+            tracing::error!(error = %e, action, actor = %entry.actor, "the audit trail could not record a decision");
+        }
     }
 
     pub fn caller(&self) -> &Principal {
@@ -128,6 +178,28 @@ impl Guarded {
         Ok(names)
     }
 
+    async fn record_review(
+        &self,
+        action: &str,
+        id: CandidateId,
+        result: &Result<Candidate, OperationError>,
+    ) {
+        let namespace = result.as_ref().ok().map(|c| c.namespace.clone());
+        self.record(
+            action,
+            namespace.as_deref(),
+            result,
+            |c| {
+                let ids = std::iter::once(c.id.to_string())
+                    .chain(c.memory_id.map(|m| m.to_string()))
+                    .collect();
+                (ids, "ok".to_owned())
+            },
+            result.is_err().then(|| format!("candidate {id}")),
+        )
+        .await;
+    }
+
     /// A review decision's candidate, checked against the caller's review scopes.
     async fn reviewable(&self, id: CandidateId) -> Result<(), OperationError> {
         if self.caller.is_operator() {
@@ -146,8 +218,32 @@ fn namespace_or_default(namespace: &Option<String>) -> &str {
 #[async_trait]
 impl Operations for Guarded {
     async fn write(&self, request: WriteRequest) -> Result<WriteResult, OperationError> {
-        self.check(Access::Write, namespace_or_default(&request.namespace))?;
-        self.inner.write(request).await
+        let namespace = namespace_or_default(&request.namespace).to_owned();
+        let result = match self.check(Access::Write, &namespace) {
+            Ok(()) => self.inner.write(request).await,
+            Err(e) => Err(e),
+        };
+        self.record(
+            "write",
+            Some(&namespace),
+            &result,
+            |r| {
+                let ids = r
+                    .memory_id
+                    .iter()
+                    .chain(&r.superseded)
+                    .map(ToString::to_string)
+                    .collect();
+                let outcome = serde_json::to_value(r.status)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_owned))
+                    .unwrap_or_default();
+                (ids, outcome)
+            },
+            None,
+        )
+        .await;
+        result
     }
 
     async fn search(&self, mut request: SearchRequest) -> Result<SearchResult, OperationError> {
@@ -167,7 +263,11 @@ impl Operations for Guarded {
     }
 
     async fn forget(&self, request: ForgetRequest) -> Result<ForgetResult, OperationError> {
-        if !self.caller.is_operator() {
+        let mut namespace = request.filter.as_ref().map(|f| f.namespace.clone());
+        let checked = async {
+            if self.caller.is_operator() {
+                return Ok(());
+            }
             if let Some(filter) = &request.filter {
                 self.check(Access::Write, &filter.namespace)?;
             }
@@ -179,10 +279,37 @@ impl Operations for Guarded {
                     rule: format!("must be a UUID, got {id:?}"),
                 })?;
                 let memory = self.inner.get(id).await?;
+                namespace = Some(memory.namespace.clone());
                 self.check(Access::Write, &memory.namespace)?;
             }
+            Ok(())
         }
-        self.inner.forget(request).await
+        .await;
+        let hard = request.hard.unwrap_or(false);
+        let asked = request.memory_id.clone();
+        let result = match checked {
+            Ok(()) => self.inner.forget(request).await,
+            Err(e) => Err(e),
+        };
+        let detail = Some(match (&result, asked) {
+            (Ok(r), _) => r.mode.clone(),
+            (Err(_), Some(id)) => format!("by id {id}"),
+            (Err(_), None) => if hard { "hard" } else { "soft" }.to_owned(),
+        });
+        self.record(
+            "forget",
+            namespace.as_deref(),
+            &result,
+            |r| {
+                (
+                    r.ids.iter().map(ToString::to_string).collect(),
+                    "ok".to_owned(),
+                )
+            },
+            detail,
+        )
+        .await;
+        result
     }
 
     async fn get(&self, id: MemoryId) -> Result<Memory, OperationError> {
@@ -261,12 +388,16 @@ impl Operations for Guarded {
         id: CandidateId,
         mut approval: Approval,
     ) -> Result<Candidate, OperationError> {
-        self.reviewable(id).await?;
         if !self.caller.is_operator() {
             // An agent's decision is recorded under its token's name.
             approval.reviewer = Some(self.caller.name.clone());
         }
-        self.inner.approve(id, approval).await
+        let result = match self.reviewable(id).await {
+            Ok(()) => self.inner.approve(id, approval).await,
+            Err(e) => Err(e),
+        };
+        self.record_review("approve", id, &result).await;
+        result
     }
 
     async fn reject(
@@ -274,16 +405,32 @@ impl Operations for Guarded {
         id: CandidateId,
         mut rejection: Rejection,
     ) -> Result<Candidate, OperationError> {
-        self.reviewable(id).await?;
         if !self.caller.is_operator() {
             rejection.reviewer = Some(self.caller.name.clone());
         }
-        self.inner.reject(id, rejection).await
+        let result = match self.reviewable(id).await {
+            Ok(()) => self.inner.reject(id, rejection).await,
+            Err(e) => Err(e),
+        };
+        self.record_review("reject", id, &result).await;
+        result
     }
 
     async fn create_token(&self, request: NewToken) -> Result<CreatedToken, OperationError> {
-        self.operator_only("create tokens")?;
-        self.inner.create_token(request).await
+        let name = request.name.clone();
+        let result = match self.operator_only("create tokens") {
+            Ok(()) => self.inner.create_token(request).await,
+            Err(e) => Err(e),
+        };
+        self.record(
+            "token_create",
+            None,
+            &result,
+            |t| (vec![t.token.id.to_string()], "ok".to_owned()),
+            Some(name),
+        )
+        .await;
+        result
     }
 
     async fn tokens(&self) -> Result<Vec<TokenRecord>, OperationError> {
@@ -292,7 +439,27 @@ impl Operations for Guarded {
     }
 
     async fn revoke_token(&self, name: &str) -> Result<TokenRecord, OperationError> {
-        self.operator_only("revoke tokens")?;
-        self.inner.revoke_token(name).await
+        let result = match self.operator_only("revoke tokens") {
+            Ok(()) => self.inner.revoke_token(name).await,
+            Err(e) => Err(e),
+        };
+        self.record(
+            "token_revoke",
+            None,
+            &result,
+            |t| (vec![t.id.to_string()], "ok".to_owned()),
+            Some(name.to_owned()),
+        )
+        .await;
+        result
+    }
+
+    async fn audit(
+        &self,
+        since: chrono::DateTime<chrono::Utc>,
+        limit: i64,
+    ) -> Result<Vec<AuditEntry>, OperationError> {
+        self.operator_only("read the audit trail")?;
+        self.inner.audit(since, limit).await
     }
 }

@@ -24,7 +24,10 @@ use crate::service::{
     ForgetRequest, ForgetResult, MemoryService, SearchRequest, SearchResult, WriteRequest,
     WriteResult,
 };
-use crate::store::{Candidate, CandidateId, Database, RestoreSelector, RunRecord, TokenRecord};
+use crate::store::{
+    AuditEntry, AuditStore, Candidate, CandidateId, Database, RestoreSelector, RunRecord,
+    TokenRecord,
+};
 
 /// What a process that owns the data dir but runs no daemon (a CLI command) assembles on
 /// demand: the jobs' settings, the service when an operation first needs it (a command that
@@ -109,6 +112,12 @@ impl LocalOperations {
                 true => Principal::operator(t.name),
                 false => Principal::agent(t.name, t.grants),
             }))
+    }
+
+    /// The operations as `caller` may use them, each decision recorded in the audit trail.
+    pub fn guarded(self: &Arc<Self>, caller: Principal) -> super::Guarded {
+        let audit: Arc<dyn AuditStore> = self.db.clone();
+        super::Guarded::new(self.clone(), caller).audited(audit)
     }
 
     /// The store answers (for `/healthz`).
@@ -340,6 +349,15 @@ impl Operations for LocalOperations {
         let token = revoked.ok_or_else(|| OperationError::TokenNotFound(name.to_owned()))?;
         tracing::info!(token = %token.name, "token revoked");
         Ok(token)
+    }
+
+    async fn audit(
+        &self,
+        since: chrono::DateTime<Utc>,
+        limit: i64,
+    ) -> Result<Vec<AuditEntry>, OperationError> {
+        let limit = check_history_limit(limit)?;
+        Ok(self.db.audit_since(since, limit).await?)
     }
 }
 

@@ -29,7 +29,7 @@ use crate::service::{
     WriteResult,
 };
 use crate::store::{
-    Candidate, CandidateId, CountRow, RunRecord, RunStatus, StoreError, TokenRecord,
+    AuditEntry, Candidate, CandidateId, CountRow, RunRecord, RunStatus, StoreError, TokenRecord,
 };
 
 pub use guarded::Guarded;
@@ -90,6 +90,13 @@ pub trait Operations: Send + Sync {
     /// Every token, revoked ones too (no secrets).
     async fn tokens(&self) -> Result<Vec<TokenRecord>, OperationError>;
     async fn revoke_token(&self, name: &str) -> Result<TokenRecord, OperationError>;
+
+    /// The audit trail from `since`, oldest first.
+    async fn audit(
+        &self,
+        since: chrono::DateTime<chrono::Utc>,
+        limit: i64,
+    ) -> Result<Vec<AuditEntry>, OperationError>;
 }
 
 /// What `tokens create` asks for.

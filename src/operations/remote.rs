@@ -20,7 +20,7 @@ use crate::service::review::{Approval, CandidateDetail};
 use crate::service::{
     ForgetRequest, ForgetResult, SearchRequest, SearchResult, WriteRequest, WriteResult,
 };
-use crate::store::{Candidate, CandidateId, RunRecord, TokenRecord};
+use crate::store::{AuditEntry, Candidate, CandidateId, RunRecord, TokenRecord};
 
 pub struct RemoteOperations {
     endpoint: Endpoint,
@@ -234,5 +234,14 @@ impl Operations for RemoteOperations {
     async fn revoke_token(&self, name: &str) -> Result<TokenRecord, OperationError> {
         self.post(&["admin", "tokens", name, "revoke"], &[], &json!({}))
             .await
+    }
+
+    async fn audit(
+        &self,
+        since: chrono::DateTime<chrono::Utc>,
+        limit: i64,
+    ) -> Result<Vec<AuditEntry>, OperationError> {
+        let query = [("since", since.to_rfc3339()), ("limit", limit.to_string())];
+        self.get(&["admin", "audit"], &query).await
     }
 }

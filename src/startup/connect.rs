@@ -22,10 +22,9 @@ impl Connection {
     /// daemon checks the endpoint's token.
     pub fn ops(&self) -> Arc<dyn crate::operations::Operations> {
         match self {
-            Connection::Local { ops, .. } => Arc::new(crate::operations::Guarded::new(
-                ops.clone(),
-                crate::auth::Principal::operator("cli"),
-            )),
+            Connection::Local { ops, .. } => {
+                Arc::new(ops.guarded(crate::auth::Principal::operator("cli")))
+            }
             Connection::Remote(ops) => ops.clone(),
         }
     }

@@ -2,6 +2,7 @@
 //! (SQLite embedded, PostgreSQL for scale-out); the shared behaviour is pinned by the backend-agnostic suite in
 //! `tests/store_suite.rs`.
 
+mod audit;
 mod distill;
 mod ledger;
 mod maintenance;
@@ -16,6 +17,7 @@ use serde_json::Value;
 use crate::domain::{Memory, MemoryId, MemoryType, Namespace, Status};
 
 pub use crate::lexical::{LexicalHit, LexicalHits};
+pub use audit::{AuditEntry, AuditStore};
 pub use distill::{
     Candidate, CandidateId, CandidateStatus, ClusterOutcome, DistillMethod, DistillStore,
     DistilledCluster, Evidence, EvidenceTo, Review,
@@ -403,6 +405,12 @@ pub trait MemoryStore: Send + Sync + 'static {
 
 /// The whole database: memories, the job ledger and the maintenance moves. Both stores are
 /// one; callers take the view they need (`Arc<dyn Database>` coerces to each part).
-pub trait Database: MemoryStore + RunLedger + MaintenanceStore + DistillStore + TokenStore {}
+pub trait Database:
+    MemoryStore + RunLedger + MaintenanceStore + DistillStore + TokenStore + AuditStore
+{
+}
 
-impl<T: MemoryStore + RunLedger + MaintenanceStore + DistillStore + TokenStore> Database for T {}
+impl<T> Database for T where
+    T: MemoryStore + RunLedger + MaintenanceStore + DistillStore + TokenStore + AuditStore
+{
+}

@@ -2,6 +2,7 @@
 //! Same rules as `sqlite/`, pinned by the same suite; id lists travel as arrays and are
 //! expanded with `unnest`, so every statement is static SQL.
 
+mod audit;
 mod distill;
 mod ledger;
 mod maintenance;

@@ -2,6 +2,7 @@
 //! data dir. Id lists are passed as one JSON array and expanded with `json_each`, so every
 //! statement is static SQL.
 
+mod audit;
 mod distill;
 mod ledger;
 mod maintenance;
