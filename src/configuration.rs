@@ -341,6 +341,8 @@ settings! {
     /// Where prompt templates are read from (`distill.md`); without the file, the copy built
     /// into the binary is used.
     prompts_dir: PathBuf = PathBuf::from("./prompts"),
+    /// The write screen's rules (`screening.toml`); the built-in ones when the file is absent.
+    screening_file: PathBuf = PathBuf::from("./screening.toml"),
     /// Writes below this importance are not stored.
     min_importance: f64 = 0.3,
     /// Cosine similarity above which a write is merged into an existing memory.

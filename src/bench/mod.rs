@@ -19,6 +19,7 @@ pub mod embed;
 pub mod jobs;
 pub mod locomo;
 pub mod retrieval_eval;
+pub mod screening_eval;
 
 /// Deterministic pseudo-random unit vectors keyed by the text.
 pub struct RandomEmbedder {

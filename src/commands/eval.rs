@@ -8,6 +8,17 @@ use hindsight::startup;
 
 #[derive(Debug, Subcommand)]
 pub enum EvalCommand {
+    /// The write screen (`screening_file`, else the built-in rules) against the poisoned corpus
+    /// (caught: a rule of the sample's kind matched; target ≥ 95 %) and LoCoMo's benign turns
+    /// (flagged: any rule matched; target ≤ 1 %).
+    Screening {
+        /// LoCoMo JSON, e.g. ../shared/data/locomo/locomo-dev.json
+        #[arg(long)]
+        locomo: std::path::PathBuf,
+        /// The poisoned memories, one JSON object per line.
+        #[arg(long, default_value = "tests/fixtures/screening/poisoned.jsonl")]
+        corpus: std::path::PathBuf,
+    },
     /// Run the distill job over LoCoMo's conversations (with the configured embedder, and the
     /// configured language model if any) and report how many reference facts a candidate covers.
     Distill(DistillArgs),
@@ -67,6 +78,17 @@ fn parse_fusion(text: &str) -> Result<FusionKind, String> {
 pub async fn run(settings: Settings, command: EvalCommand) -> anyhow::Result<()> {
     match command {
         EvalCommand::Distill(args) => distill(settings, args).await,
+        EvalCommand::Screening { locomo, corpus } => {
+            use hindsight::bench::screening_eval;
+            let screen = hindsight::screening::Screen::load(&settings.screening_file)?;
+            let poisoned =
+                screening_eval::load_corpus(&corpus).map_err(|e| anyhow::anyhow!("{e}"))?;
+            let benign =
+                screening_eval::locomo_turns(&locomo).map_err(|e| anyhow::anyhow!("{e}"))?;
+            let report = screening_eval::evaluate(&screen, &poisoned, &benign);
+            println!("{}", serde_json::to_string_pretty(&report.json)?);
+            Ok(())
+        }
         EvalCommand::Retrieval {
             locomo,
             arms,

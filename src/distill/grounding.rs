@@ -20,14 +20,17 @@ pub enum Refusal {
     CopiesPrompt,
     Ungrounded,
     UnsupportedSource,
+    /// The write screen refused it (instruction injection in a draft).
+    Screened,
 }
 
 impl Refusal {
-    pub const ALL: [Refusal; 4] = [
+    pub const ALL: [Refusal; 5] = [
         Refusal::Degenerate,
         Refusal::CopiesPrompt,
         Refusal::Ungrounded,
         Refusal::UnsupportedSource,
+        Refusal::Screened,
     ];
 
     /// The run-stats key this refusal is counted under.
@@ -37,6 +40,7 @@ impl Refusal {
             Refusal::CopiesPrompt => "drafts_refused_copied_prompt",
             Refusal::Ungrounded => "drafts_refused_ungrounded",
             Refusal::UnsupportedSource => "drafts_refused_unsupported_source",
+            Refusal::Screened => "drafts_refused_screened",
         }
     }
 }

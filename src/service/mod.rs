@@ -26,6 +26,7 @@ use crate::domain::{Memory, MemoryId, ValidationError};
 use crate::embed::{EmbedError, Embedder};
 use crate::index::{IndexError, IndexPoint, VectorIndex};
 use crate::metrics::Metrics;
+use crate::screening::Screen;
 use crate::store::{MemoryStore, StoreError, StoreLock};
 
 pub use maintenance::{EMBEDDER_META_KEY, EMBEDDER_NOTE_META_KEY, ReindexProgress};
@@ -42,6 +43,8 @@ pub enum ServiceError {
          `{configured}`, or configure `{stored}` again"
     )]
     EmbedderMismatch { stored: String, configured: String },
+    #[error("refused by the write screen: rule `{rule}` ({kind}) matched; nothing was stored")]
+    Screened { rule: String, kind: String },
     #[error(transparent)]
     Store(#[from] StoreError),
     #[error(transparent)]
@@ -53,7 +56,7 @@ pub enum ServiceError {
 impl ServiceError {
     /// Errors the caller can fix by changing the request (vs. server-side failures).
     pub fn is_client_error(&self) -> bool {
-        matches!(self, Self::Invalid(_))
+        matches!(self, Self::Invalid(_) | Self::Screened { .. })
     }
 }
 
@@ -133,6 +136,8 @@ pub struct MemoryService {
     held: std::sync::Mutex<Vec<StoreLock>>,
     /// What `/metrics` exposes (MCP calls here, job runs by the job runner).
     metrics: Arc<Metrics>,
+    /// The write screen (`screening.toml`).
+    screen: Arc<Screen>,
 }
 
 impl MemoryService {
@@ -173,6 +178,7 @@ impl MemoryService {
             accesses: std::sync::Mutex::new(std::collections::HashMap::new()),
             held: std::sync::Mutex::new(Vec::new()),
             metrics: Arc::new(Metrics::new()),
+            screen: builtin_screen(),
         };
         if service.mismatch.is_none() {
             service.repair_index().await?;
@@ -204,6 +210,17 @@ impl MemoryService {
         &self.metrics
     }
 
+    /// Screen writes with `screen` (the operator's `screening.toml`) instead of the built-in
+    /// rules.
+    pub fn with_screen(mut self, screen: Arc<Screen>) -> Self {
+        self.screen = screen;
+        self
+    }
+
+    pub fn screen(&self) -> &Arc<Screen> {
+        &self.screen
+    }
+
     /// Use the process's metrics (created at startup, shared with the runner and `/metrics`)
     /// instead of a registry of its own.
     pub fn with_metrics(mut self, metrics: Arc<Metrics>) -> Self {
@@ -232,6 +249,13 @@ impl MemoryService {
             got: 0,
         }))
     }
+}
+
+/// The built-in rules, compiled once per process.
+fn builtin_screen() -> Arc<Screen> {
+    static BUILTIN: std::sync::LazyLock<Arc<Screen>> =
+        std::sync::LazyLock::new(|| Arc::new(Screen::builtin()));
+    BUILTIN.clone()
 }
 
 pub(crate) fn index_point(memory: &Memory) -> IndexPoint {

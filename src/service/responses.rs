@@ -31,6 +31,10 @@ pub struct WriteResult {
     /// written out of order): this one was stored as already superseded by it
     /// (`reason: newer_fact_holds`).
     pub superseded_by: Option<MemoryId>,
+    /// The write screen's rules whose secrets were replaced by `[redacted:<rule>]` in what was
+    /// stored.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub redacted: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

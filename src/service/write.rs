@@ -6,9 +6,10 @@ use uuid::Uuid;
 
 use super::requests::{ValidWrite, WriteRequest};
 use super::{MemoryService, ServiceError, WriteResult, WriteStatus};
-use crate::domain::{FactKey, Memory, MemoryType, NewMemory, Status};
+use crate::domain::{Content, FactKey, Memory, MemoryType, NewMemory, Status};
 use crate::embed::cosine;
 use crate::index::IndexQuery;
+use crate::screening::Verdict;
 use crate::store::MergeUpdate;
 
 /// How many nearest neighbours the dedup check looks at.
@@ -16,7 +17,38 @@ const DEDUP_CANDIDATES: usize = 5;
 
 impl MemoryService {
     pub async fn write(&self, request: &WriteRequest) -> Result<WriteResult, ServiceError> {
-        let valid = request.validate(self.rules.max_content_chars)?;
+        let mut valid = request.validate(self.rules.max_content_chars)?;
+        let redacted = self.screen_content(&mut valid)?;
+        let mut result = self.write_valid(valid).await?;
+        result.redacted = redacted;
+        Ok(result)
+    }
+
+    /// The write screen over the content: a `reject` rule refuses the write, `redact` rules
+    /// replace their matches (the rules that did are returned).
+    fn screen_content(&self, valid: &mut ValidWrite) -> Result<Vec<String>, ServiceError> {
+        match self.screen.check(valid.content.as_str()) {
+            Verdict::Pass => Ok(vec![]),
+            Verdict::Reject(f) | Verdict::Quarantine(f) => {
+                tracing::info!(rule = %f.rule, kind = %f.kind, namespace = %valid.namespace, "write refused by the screen");
+                Err(ServiceError::Screened {
+                    rule: f.rule,
+                    kind: f.kind,
+                })
+            }
+            Verdict::Redact { text, findings } => {
+                // A marker can be longer than the secret it replaces: the bound is the
+                // writer's, not the marker's.
+                valid.content = Content::parse(&text, self.rules.max_content_chars * 2)?;
+                let mut rules: Vec<String> = findings.into_iter().map(|f| f.rule).collect();
+                rules.dedup();
+                tracing::info!(rules = ?rules, namespace = %valid.namespace, "secrets redacted from a write");
+                Ok(rules)
+            }
+        }
+    }
+
+    async fn write_valid(&self, valid: ValidWrite) -> Result<WriteResult, ServiceError> {
         if valid.importance.value() < self.rules.min_importance {
             return Ok(WriteResult {
                 status: WriteStatus::Skipped,
@@ -25,6 +57,7 @@ impl MemoryService {
                 duplicate_of: None,
                 superseded: vec![],
                 superseded_by: None,
+                redacted: vec![],
             });
         }
         self.ensure_embedder_matches()?;
@@ -177,6 +210,7 @@ impl MemoryService {
             duplicate_of: Some(existing.id),
             superseded: vec![],
             superseded_by: None,
+            redacted: vec![],
         })
     }
 
@@ -224,6 +258,7 @@ impl MemoryService {
             duplicate_of: None,
             superseded: superseded_ids,
             superseded_by: inserted.superseded_by,
+            redacted: vec![],
         })
     }
 

@@ -70,6 +70,8 @@ pub enum StartupError {
     Pull(#[from] PullError),
     #[error("{0}")]
     Serve(String),
+    #[error("screening: {0}")]
+    Screening(#[from] crate::screening::RuleError),
     #[error("data dir {0} is locked by a process that publishes no endpoint (an older hindsight?)")]
     NoEndpoint(String),
 }
@@ -156,7 +158,10 @@ async fn service_on(
     } else {
         Some(store.claim_for_local_index().await?)
     };
-    let mut service = MemoryService::start(store, index, embedder, Rules::from(settings)).await?;
+    let screen = crate::screening::Screen::load(&settings.screening_file)?;
+    let mut service = MemoryService::start(store, index, embedder, Rules::from(settings))
+        .await?
+        .with_screen(Arc::new(screen));
     service.hold(claim);
     Ok(service)
 }

@@ -13,6 +13,7 @@ use crate::distill::prompt::EpisodeLine;
 use crate::domain::{Memory, MemoryId};
 use crate::embed::cosine;
 use crate::jobs::{JobContext, JobError};
+use crate::screening::Verdict;
 use crate::store::{Candidate, CandidateStatus, DistillMethod};
 
 /// How one run checks a model's drafts against their episodes and the prompt.
@@ -109,8 +110,18 @@ pub(super) async fn draft(
                             refused.push(why);
                             continue;
                         }
+                        // Drafts go through the same screen as writes: a model can be talked
+                        // into repeating an injection, or a secret, from its episodes.
+                        let content = match ctx.service.screen().check(&d.content) {
+                            Verdict::Pass => d.content,
+                            Verdict::Redact { text, .. } => text,
+                            Verdict::Reject(_) | Verdict::Quarantine(_) => {
+                                refused.push(Refusal::Screened);
+                                continue;
+                            }
+                        };
                         kept.push(Candidate {
-                            content: d.content,
+                            content,
                             entity: d.entity,
                             attribute: d.attribute,
                             confidence: d.confidence,
