@@ -24,28 +24,74 @@ impl MemoryService {
         Ok(result)
     }
 
-    /// The write screen over the content: a `reject` rule refuses the write, `redact` rules
-    /// replace their matches (the rules that did are returned).
+    /// The write screen over everything a search returns to agents: the content, and the
+    /// strings inside `source` and `metadata` (an injection hidden there reaches the model as
+    /// surely). A `reject` rule refuses the write; `redact` rules replace their matches (the
+    /// rules that did are returned).
     fn screen_content(&self, valid: &mut ValidWrite) -> Result<Vec<String>, ServiceError> {
-        match self.screen.check(valid.content.as_str()) {
-            Verdict::Pass => Ok(vec![]),
+        let mut redacted = Vec::new();
+        let content = self.screen_text(valid.content.as_str(), &mut redacted)?;
+        if let Some(text) = content {
+            // A marker can be longer than the secret it replaces: the bound is the
+            // writer's, not the marker's.
+            valid.content = Content::parse(&text, self.rules.max_content_chars * 2)?;
+        }
+        for json in [&mut valid.source, &mut valid.metadata] {
+            self.screen_json(json, &mut redacted)?;
+        }
+        redacted.dedup();
+        if !redacted.is_empty() {
+            tracing::info!(rules = ?redacted, namespace = %valid.namespace, "secrets redacted from a write");
+        }
+        Ok(redacted)
+    }
+
+    /// `Some(new text)` when secrets were redacted; an error when a `reject` rule matched.
+    fn screen_text(
+        &self,
+        text: &str,
+        redacted: &mut Vec<String>,
+    ) -> Result<Option<String>, ServiceError> {
+        match self.screen.check(text) {
+            Verdict::Pass => Ok(None),
             Verdict::Reject(f) | Verdict::Quarantine(f) => {
-                tracing::info!(rule = %f.rule, kind = %f.kind, namespace = %valid.namespace, "write refused by the screen");
+                tracing::info!(rule = %f.rule, kind = %f.kind, "write refused by the screen");
                 Err(ServiceError::Screened {
                     rule: f.rule,
                     kind: f.kind,
                 })
             }
             Verdict::Redact { text, findings } => {
-                // A marker can be longer than the secret it replaces: the bound is the
-                // writer's, not the marker's.
-                valid.content = Content::parse(&text, self.rules.max_content_chars * 2)?;
-                let mut rules: Vec<String> = findings.into_iter().map(|f| f.rule).collect();
-                rules.dedup();
-                tracing::info!(rules = ?rules, namespace = %valid.namespace, "secrets redacted from a write");
-                Ok(rules)
+                redacted.extend(findings.into_iter().map(|f| f.rule));
+                Ok(Some(text))
             }
         }
+    }
+
+    fn screen_json(
+        &self,
+        value: &mut serde_json::Value,
+        redacted: &mut Vec<String>,
+    ) -> Result<(), ServiceError> {
+        match value {
+            serde_json::Value::String(text) => {
+                if let Some(new) = self.screen_text(text, redacted)? {
+                    *text = new;
+                }
+            }
+            serde_json::Value::Array(items) => {
+                for item in items {
+                    self.screen_json(item, redacted)?;
+                }
+            }
+            serde_json::Value::Object(map) => {
+                for item in map.values_mut() {
+                    self.screen_json(item, redacted)?;
+                }
+            }
+            _ => {}
+        }
+        Ok(())
     }
 
     async fn write_valid(&self, valid: ValidWrite) -> Result<WriteResult, ServiceError> {
