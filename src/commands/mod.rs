@@ -10,6 +10,7 @@ mod jobs;
 mod mcp;
 mod memory;
 mod models;
+mod quarantine;
 mod serve;
 mod tokens;
 
@@ -85,6 +86,10 @@ enum Command {
         #[arg(long, default_value_t = 1000)]
         limit: i64,
     },
+    /// Writes the screen held for review (rules with action = "quarantine"): list, show,
+    /// approve, reject.
+    #[command(subcommand)]
+    Quarantine(quarantine::QuarantineCommand),
     /// Tokens for agents, scoped to namespaces: create (the secret is shown once), list, revoke.
     #[command(subcommand)]
     Tokens(tokens::TokensCommand),
@@ -132,6 +137,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Archive(command) => jobs::archive(settings, command).await,
         Command::Candidates(command) => candidates::run(settings, command).await,
         Command::Tokens(command) => tokens::run(settings, command).await,
+        Command::Quarantine(command) => quarantine::run(settings, command).await,
         Command::Audit { since, limit } => audit::run(settings, since, limit).await,
         Command::Healthcheck => admin::healthcheck(settings).await,
     }

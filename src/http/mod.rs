@@ -9,6 +9,7 @@ mod candidates;
 mod error;
 pub mod guard;
 mod memories;
+mod quarantine;
 
 pub use guard::BrowserGuard;
 
@@ -78,6 +79,7 @@ pub fn router(
         .merge(memories::routes())
         .merge(admin::routes())
         .merge(candidates::routes())
+        .merge(quarantine::routes())
         .layer(middleware::from_fn_with_state(
             Arc::new(Authenticator {
                 operator_token: auth_token,

@@ -22,7 +22,9 @@ use crate::service::review::{Approval, CandidateDetail};
 use crate::service::{
     ForgetRequest, ForgetResult, SearchRequest, SearchResult, WriteRequest, WriteResult,
 };
-use crate::store::{AuditEntry, AuditStore, Candidate, CandidateId, RunRecord, TokenRecord};
+use crate::store::{
+    AuditEntry, AuditStore, Candidate, CandidateId, Quarantined, RunRecord, TokenRecord,
+};
 
 pub struct Guarded {
     inner: Arc<dyn Operations>,
@@ -200,6 +202,28 @@ impl Guarded {
         .await;
     }
 
+    async fn record_held(
+        &self,
+        action: &str,
+        id: uuid::Uuid,
+        result: &Result<Quarantined, OperationError>,
+    ) {
+        let namespace = result.as_ref().ok().map(|q| q.namespace.clone());
+        self.record(
+            action,
+            namespace.as_deref(),
+            result,
+            |q| {
+                let ids = std::iter::once(q.id.to_string())
+                    .chain(q.memory_id.map(|m| m.to_string()))
+                    .collect();
+                (ids, "ok".to_owned())
+            },
+            result.is_err().then(|| format!("held write {id}")),
+        )
+        .await;
+    }
+
     /// A review decision's candidate, checked against the caller's review scopes.
     async fn reviewable(&self, id: CandidateId) -> Result<(), OperationError> {
         if self.caller.is_operator() {
@@ -232,6 +256,7 @@ impl Operations for Guarded {
                     .memory_id
                     .iter()
                     .chain(&r.superseded)
+                    .chain(&r.quarantine_id)
                     .map(ToString::to_string)
                     .collect();
                 let outcome = serde_json::to_value(r.status)
@@ -461,5 +486,57 @@ impl Operations for Guarded {
     ) -> Result<Vec<AuditEntry>, OperationError> {
         self.operator_only("read the audit trail")?;
         self.inner.audit(since, limit).await
+    }
+
+    async fn quarantined(&self, query: CandidateQuery) -> Result<Vec<Quarantined>, OperationError> {
+        match &query.namespace {
+            Some(namespace) => self.check(Access::Review, namespace)?,
+            None if self.caller.is_operator() => {}
+            None => {
+                let mut listed = self.inner.quarantined(query).await?;
+                listed.retain(|q| self.caller.may_review(&q.namespace));
+                return Ok(listed);
+            }
+        }
+        self.inner.quarantined(query).await
+    }
+
+    async fn quarantined_one(&self, id: uuid::Uuid) -> Result<Quarantined, OperationError> {
+        let item = self.inner.quarantined_one(id).await?;
+        self.check(Access::Review, &item.namespace)?;
+        Ok(item)
+    }
+
+    async fn release(
+        &self,
+        id: uuid::Uuid,
+        reviewer: Option<String>,
+    ) -> Result<Quarantined, OperationError> {
+        let reviewer = match self.caller.is_operator() {
+            true => reviewer,
+            false => Some(self.caller.name.clone()),
+        };
+        let result = match self.quarantined_one(id).await {
+            Ok(_) => self.inner.release(id, reviewer).await,
+            Err(e) => Err(e),
+        };
+        self.record_held("release", id, &result).await;
+        result
+    }
+
+    async fn discard(
+        &self,
+        id: uuid::Uuid,
+        mut rejection: Rejection,
+    ) -> Result<Quarantined, OperationError> {
+        if !self.caller.is_operator() {
+            rejection.reviewer = Some(self.caller.name.clone());
+        }
+        let result = match self.quarantined_one(id).await {
+            Ok(_) => self.inner.discard(id, rejection).await,
+            Err(e) => Err(e),
+        };
+        self.record_held("discard", id, &result).await;
+        result
     }
 }

@@ -21,12 +21,12 @@ use crate::jobs::engine::interrupt_stale_runs;
 use crate::jobs::{JobSettings, Runner, TickOutcome};
 use crate::service::review::{self, Approval, CandidateDetail, ReviewError};
 use crate::service::{
-    ForgetRequest, ForgetResult, MemoryService, SearchRequest, SearchResult, WriteRequest,
-    WriteResult,
+    ForgetRequest, ForgetResult, MemoryService, SearchRequest, SearchResult, ServiceError,
+    WriteRequest, WriteResult, WriteStatus,
 };
 use crate::store::{
-    AuditEntry, AuditStore, Candidate, CandidateId, Database, RestoreSelector, RunRecord,
-    TokenRecord,
+    AuditEntry, AuditStore, Candidate, CandidateId, Database, QuarantineDecision, Quarantined,
+    RestoreSelector, RunRecord, TokenRecord,
 };
 
 /// What a process that owns the data dir but runs no daemon (a CLI command) assembles on
@@ -120,6 +120,72 @@ impl LocalOperations {
         super::Guarded::new(self.clone(), caller).audited(audit)
     }
 
+    /// Keep a write the screen held, for a reviewer; nothing reaches `memories` or the index.
+    async fn hold(
+        &self,
+        request: WriteRequest,
+        rule: String,
+        kind: String,
+    ) -> Result<WriteResult, OperationError> {
+        let item = Quarantined {
+            id: uuid::Uuid::now_v7(),
+            namespace: request
+                .namespace
+                .clone()
+                .unwrap_or_else(|| crate::domain::Namespace::DEFAULT.to_owned()),
+            rule: rule.clone(),
+            kind,
+            request: serde_json::to_value(&request).unwrap_or(Value::Null),
+            created_at: Utc::now(),
+            status: "pending".to_owned(),
+            reviewer: None,
+            reviewed_at: None,
+            note: None,
+            memory_id: None,
+        };
+        self.db.hold(&item).await?;
+        Ok(WriteResult {
+            status: WriteStatus::Quarantined,
+            memory_id: None,
+            reason: Some(format!("held for review: rule {rule}")),
+            duplicate_of: None,
+            superseded: vec![],
+            superseded_by: None,
+            redacted: vec![],
+            quarantine_id: Some(item.id),
+        })
+    }
+
+    /// A held write that is still pending.
+    async fn pending_held(&self, id: uuid::Uuid) -> Result<Quarantined, OperationError> {
+        let item = self.quarantined_one(id).await?;
+        if item.status != "pending" {
+            return Err(OperationError::HeldNotPending {
+                id,
+                status: item.status,
+            });
+        }
+        Ok(item)
+    }
+
+    async fn decide_held(
+        &self,
+        id: uuid::Uuid,
+        decision: QuarantineDecision,
+    ) -> Result<Quarantined, OperationError> {
+        match self.db.decide_quarantined(id, &decision).await? {
+            Some(item) => Ok(item),
+            // Another reviewer decided it in the meantime.
+            None => Err(match self.db.quarantined_one(id).await? {
+                Some(item) => OperationError::HeldNotPending {
+                    id,
+                    status: item.status,
+                },
+                None => OperationError::HeldNotFound(id),
+            }),
+        }
+    }
+
     /// The store answers (for `/healthz`).
     pub async fn ping(&self) -> Result<(), OperationError> {
         self.db.meta_get(crate::service::EMBEDDER_META_KEY).await?;
@@ -153,7 +219,10 @@ async fn detached<T: Send + 'static>(
 #[async_trait]
 impl Operations for LocalOperations {
     async fn write(&self, request: WriteRequest) -> Result<WriteResult, OperationError> {
-        Ok(self.service().await?.write(&request).await?)
+        match self.service().await?.write(&request).await {
+            Err(ServiceError::Held { rule, kind }) => self.hold(request, rule, kind).await,
+            other => Ok(other?),
+        }
     }
 
     async fn search(&self, request: SearchRequest) -> Result<SearchResult, OperationError> {
@@ -358,6 +427,83 @@ impl Operations for LocalOperations {
     ) -> Result<Vec<AuditEntry>, OperationError> {
         let limit = check_history_limit(limit)?;
         Ok(self.db.audit_since(since, limit).await?)
+    }
+
+    async fn quarantined(&self, query: CandidateQuery) -> Result<Vec<Quarantined>, OperationError> {
+        let status = match query.status.as_str() {
+            "all" => None,
+            s @ ("pending" | "approved" | "rejected") => Some(s),
+            other => {
+                return Err(OperationError::Invalid {
+                    field: "status",
+                    rule: format!("must be pending, approved, rejected or all, got {other:?}"),
+                });
+            }
+        };
+        let limit = review::check_limit(query.limit)?;
+        Ok(self
+            .db
+            .quarantined(query.namespace.as_deref(), status, limit)
+            .await?)
+    }
+
+    async fn quarantined_one(&self, id: uuid::Uuid) -> Result<Quarantined, OperationError> {
+        self.db
+            .quarantined_one(id)
+            .await?
+            .ok_or(OperationError::HeldNotFound(id))
+    }
+
+    async fn release(
+        &self,
+        id: uuid::Uuid,
+        reviewer: Option<String>,
+    ) -> Result<Quarantined, OperationError> {
+        let item = self.pending_held(id).await?;
+        let request: WriteRequest = crate::service::requests::parse_args(item.request.clone())
+            .map_err(|e| OperationError::Service(ServiceError::Invalid(e)))?;
+        let service = self.service().await?.clone();
+        let written = detached("release", async move {
+            Ok(service.write_released(&request).await?)
+        })
+        .await?;
+        self.decide_held(
+            id,
+            QuarantineDecision {
+                approved: true,
+                reviewer,
+                note: None,
+                memory_id: written.memory_id,
+                at: Utc::now(),
+            },
+        )
+        .await
+    }
+
+    async fn discard(
+        &self,
+        id: uuid::Uuid,
+        rejection: Rejection,
+    ) -> Result<Quarantined, OperationError> {
+        let note = rejection.note.trim();
+        if note.is_empty() {
+            return Err(OperationError::Invalid {
+                field: "note",
+                rule: "must say why (not empty)".to_owned(),
+            });
+        }
+        self.pending_held(id).await?;
+        self.decide_held(
+            id,
+            QuarantineDecision {
+                approved: false,
+                reviewer: rejection.reviewer,
+                note: Some(note.chars().take(review::MAX_NOTE_CHARS).collect()),
+                memory_id: None,
+                at: Utc::now(),
+            },
+        )
+        .await
     }
 }
 

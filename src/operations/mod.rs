@@ -29,7 +29,8 @@ use crate::service::{
     WriteResult,
 };
 use crate::store::{
-    AuditEntry, Candidate, CandidateId, CountRow, RunRecord, RunStatus, StoreError, TokenRecord,
+    AuditEntry, Candidate, CandidateId, CountRow, Quarantined, RunRecord, RunStatus, StoreError,
+    TokenRecord,
 };
 
 pub use guarded::Guarded;
@@ -90,6 +91,24 @@ pub trait Operations: Send + Sync {
     /// Every token, revoked ones too (no secrets).
     async fn tokens(&self) -> Result<Vec<TokenRecord>, OperationError>;
     async fn revoke_token(&self, name: &str) -> Result<TokenRecord, OperationError>;
+
+    /// Writes the screen held for review, oldest first (`status`: pending, approved,
+    /// rejected or all).
+    async fn quarantined(&self, query: CandidateQuery) -> Result<Vec<Quarantined>, OperationError>;
+    async fn quarantined_one(&self, id: uuid::Uuid) -> Result<Quarantined, OperationError>;
+    /// Release a held write: it goes through the write path now (its secrets still
+    /// redacted), and the record keeps the memory it became.
+    async fn release(
+        &self,
+        id: uuid::Uuid,
+        reviewer: Option<String>,
+    ) -> Result<Quarantined, OperationError>;
+    /// Keep a held write out for good (the record stays, with the note).
+    async fn discard(
+        &self,
+        id: uuid::Uuid,
+        rejection: Rejection,
+    ) -> Result<Quarantined, OperationError>;
 
     /// The audit trail from `since`, oldest first.
     async fn audit(
@@ -247,6 +266,10 @@ pub enum OperationError {
     Forbidden(String),
     #[error("no active token named {0:?}")]
     TokenNotFound(String),
+    #[error("no held write {0}")]
+    HeldNotFound(uuid::Uuid),
+    #[error("held write {id} is {status} already; only pending ones can be reviewed")]
+    HeldNotPending { id: uuid::Uuid, status: String },
     /// This process could not assemble what the operation needs (store, index, embedder).
     #[error("{0}")]
     Unavailable(String),
@@ -276,7 +299,10 @@ impl OperationError {
             Self::Job(JobError::Unknown(..) | JobError::NoBatch(_)) => ErrorKind::NotFound,
             Self::Job(JobError::Busy(_) | JobError::NoObjectSink(_)) => ErrorKind::Conflict,
             Self::Invalid { .. } => ErrorKind::Invalid,
-            Self::MemoryNotFound(_) | Self::TokenNotFound(_) => ErrorKind::NotFound,
+            Self::MemoryNotFound(_) | Self::TokenNotFound(_) | Self::HeldNotFound(_) => {
+                ErrorKind::NotFound
+            }
+            Self::HeldNotPending { .. } => ErrorKind::Conflict,
             Self::Forbidden(_) => ErrorKind::Forbidden,
             Self::Store(StoreError::TokenNameTaken(_)) => ErrorKind::Conflict,
             Self::Remote { status, .. } => match status {

@@ -20,7 +20,7 @@ use crate::service::review::{Approval, CandidateDetail};
 use crate::service::{
     ForgetRequest, ForgetResult, SearchRequest, SearchResult, WriteRequest, WriteResult,
 };
-use crate::store::{AuditEntry, Candidate, CandidateId, RunRecord, TokenRecord};
+use crate::store::{AuditEntry, Candidate, CandidateId, Quarantined, RunRecord, TokenRecord};
 
 pub struct RemoteOperations {
     endpoint: Endpoint,
@@ -244,4 +244,49 @@ impl Operations for RemoteOperations {
         let query = [("since", since.to_rfc3339()), ("limit", limit.to_string())];
         self.get(&["admin", "audit"], &query).await
     }
+
+    async fn quarantined(&self, query: CandidateQuery) -> Result<Vec<Quarantined>, OperationError> {
+        let mut params = vec![("status", query.status), ("limit", query.limit.to_string())];
+        if let Some(namespace) = query.namespace {
+            params.push(("namespace", namespace));
+        }
+        let listed: Held = self.get(&["api", "quarantine"], &params).await?;
+        Ok(listed.quarantined)
+    }
+
+    async fn quarantined_one(&self, id: uuid::Uuid) -> Result<Quarantined, OperationError> {
+        self.get(&["api", "quarantine", &id.to_string()], &[]).await
+    }
+
+    async fn release(
+        &self,
+        id: uuid::Uuid,
+        reviewer: Option<String>,
+    ) -> Result<Quarantined, OperationError> {
+        let body = json!({ "reviewer": reviewer });
+        self.post(
+            &["api", "quarantine", &id.to_string(), "approve"],
+            &[],
+            &body,
+        )
+        .await
+    }
+
+    async fn discard(
+        &self,
+        id: uuid::Uuid,
+        rejection: Rejection,
+    ) -> Result<Quarantined, OperationError> {
+        self.post(
+            &["api", "quarantine", &id.to_string(), "reject"],
+            &[],
+            &rejection,
+        )
+        .await
+    }
+}
+
+#[derive(Serialize, serde::Deserialize)]
+struct Held {
+    quarantined: Vec<Quarantined>,
 }

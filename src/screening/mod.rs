@@ -111,6 +111,22 @@ impl Screen {
         }
     }
 
+    /// `Some(text)` with its secrets redacted (the rules that did added to `rules`), `None`
+    /// when there were none.
+    pub fn redact_only(&self, text: &str, rules: &mut Vec<String>) -> Option<String> {
+        let found: Vec<String> = self
+            .findings(text)
+            .into_iter()
+            .filter(|f| f.action == Action::Redact)
+            .map(|f| f.rule)
+            .collect();
+        if found.is_empty() {
+            return None;
+        }
+        rules.extend(found);
+        Some(self.redact(text))
+    }
+
     /// `text` with every match of every `redact` rule replaced by `[redacted:<rule>]`.
     fn redact(&self, text: &str) -> String {
         let mut spans: Vec<(usize, usize, &str)> = self

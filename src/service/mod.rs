@@ -45,6 +45,9 @@ pub enum ServiceError {
     EmbedderMismatch { stored: String, configured: String },
     #[error("refused by the write screen: rule `{rule}` ({kind}) matched; nothing was stored")]
     Screened { rule: String, kind: String },
+    /// A `quarantine` rule matched: the write is for a reviewer (`operations` holds it).
+    #[error("held for review by the write screen: rule `{rule}` ({kind}) matched")]
+    Held { rule: String, kind: String },
     #[error(transparent)]
     Store(#[from] StoreError),
     #[error(transparent)]
@@ -56,7 +59,10 @@ pub enum ServiceError {
 impl ServiceError {
     /// Errors the caller can fix by changing the request (vs. server-side failures).
     pub fn is_client_error(&self) -> bool {
-        matches!(self, Self::Invalid(_) | Self::Screened { .. })
+        matches!(
+            self,
+            Self::Invalid(_) | Self::Screened { .. } | Self::Held { .. }
+        )
     }
 }
 

@@ -13,6 +13,8 @@ pub enum WriteStatus {
     Stored,
     Skipped,
     Merged,
+    /// Held by the write screen for a reviewer; not stored as a memory (yet).
+    Quarantined,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -35,6 +37,9 @@ pub struct WriteResult {
     /// stored.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub redacted: Vec<String>,
+    /// Held for review (`status: quarantined`): the id reviewers approve or reject it by.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quarantine_id: Option<uuid::Uuid>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

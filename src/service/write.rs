@@ -17,8 +17,25 @@ const DEDUP_CANDIDATES: usize = 5;
 
 impl MemoryService {
     pub async fn write(&self, request: &WriteRequest) -> Result<WriteResult, ServiceError> {
+        self.write_screened(request, false).await
+    }
+
+    /// A write a reviewer released from quarantine: the screen's `quarantine` rules let it
+    /// through this time (its `reject` and `redact` rules still apply).
+    pub async fn write_released(
+        &self,
+        request: &WriteRequest,
+    ) -> Result<WriteResult, ServiceError> {
+        self.write_screened(request, true).await
+    }
+
+    async fn write_screened(
+        &self,
+        request: &WriteRequest,
+        released: bool,
+    ) -> Result<WriteResult, ServiceError> {
         let mut valid = request.validate(self.rules.max_content_chars)?;
-        let redacted = self.screen_content(&mut valid)?;
+        let redacted = self.screen_content(&mut valid, released)?;
         let mut result = self.write_valid(valid).await?;
         result.redacted = redacted;
         Ok(result)
@@ -28,16 +45,20 @@ impl MemoryService {
     /// strings inside `source` and `metadata` (an injection hidden there reaches the model as
     /// surely). A `reject` rule refuses the write; `redact` rules replace their matches (the
     /// rules that did are returned).
-    fn screen_content(&self, valid: &mut ValidWrite) -> Result<Vec<String>, ServiceError> {
+    fn screen_content(
+        &self,
+        valid: &mut ValidWrite,
+        released: bool,
+    ) -> Result<Vec<String>, ServiceError> {
         let mut redacted = Vec::new();
-        let content = self.screen_text(valid.content.as_str(), &mut redacted)?;
+        let content = self.screen_text(valid.content.as_str(), &mut redacted, released)?;
         if let Some(text) = content {
             // A marker can be longer than the secret it replaces: the bound is the
             // writer's, not the marker's.
             valid.content = Content::parse(&text, self.rules.max_content_chars * 2)?;
         }
         for json in [&mut valid.source, &mut valid.metadata] {
-            self.screen_json(json, &mut redacted)?;
+            self.screen_json(json, &mut redacted, released)?;
         }
         redacted.dedup();
         if !redacted.is_empty() {
@@ -51,10 +72,22 @@ impl MemoryService {
         &self,
         text: &str,
         redacted: &mut Vec<String>,
+        released: bool,
     ) -> Result<Option<String>, ServiceError> {
         match self.screen.check(text) {
             Verdict::Pass => Ok(None),
-            Verdict::Reject(f) | Verdict::Quarantine(f) => {
+            Verdict::Quarantine(_) if released => {
+                // Held once and released by a reviewer; its secrets still go.
+                Ok(self.screen.redact_only(text, redacted))
+            }
+            Verdict::Quarantine(f) => {
+                tracing::info!(rule = %f.rule, kind = %f.kind, "write held by the screen for review");
+                Err(ServiceError::Held {
+                    rule: f.rule,
+                    kind: f.kind,
+                })
+            }
+            Verdict::Reject(f) => {
                 tracing::info!(rule = %f.rule, kind = %f.kind, "write refused by the screen");
                 Err(ServiceError::Screened {
                     rule: f.rule,
@@ -72,21 +105,22 @@ impl MemoryService {
         &self,
         value: &mut serde_json::Value,
         redacted: &mut Vec<String>,
+        released: bool,
     ) -> Result<(), ServiceError> {
         match value {
             serde_json::Value::String(text) => {
-                if let Some(new) = self.screen_text(text, redacted)? {
+                if let Some(new) = self.screen_text(text, redacted, released)? {
                     *text = new;
                 }
             }
             serde_json::Value::Array(items) => {
                 for item in items {
-                    self.screen_json(item, redacted)?;
+                    self.screen_json(item, redacted, released)?;
                 }
             }
             serde_json::Value::Object(map) => {
                 for item in map.values_mut() {
-                    self.screen_json(item, redacted)?;
+                    self.screen_json(item, redacted, released)?;
                 }
             }
             _ => {}
@@ -104,6 +138,7 @@ impl MemoryService {
                 superseded: vec![],
                 superseded_by: None,
                 redacted: vec![],
+                quarantine_id: None,
             });
         }
         self.ensure_embedder_matches()?;
@@ -257,6 +292,7 @@ impl MemoryService {
             superseded: vec![],
             superseded_by: None,
             redacted: vec![],
+            quarantine_id: None,
         })
     }
 
@@ -305,6 +341,7 @@ impl MemoryService {
             superseded: superseded_ids,
             superseded_by: inserted.superseded_by,
             redacted: vec![],
+            quarantine_id: None,
         })
     }
 

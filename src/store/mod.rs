@@ -7,6 +7,7 @@ mod distill;
 mod ledger;
 mod maintenance;
 mod postgres;
+mod quarantine;
 mod sqlite;
 mod tokens;
 
@@ -28,6 +29,7 @@ pub use maintenance::{
     RestoreSelector,
 };
 pub use postgres::{PoolSize, PostgresStore};
+pub use quarantine::{QuarantineDecision, QuarantineStore, Quarantined};
 pub use sqlite::SqliteStore;
 pub use tokens::{TokenRecord, TokenStore};
 
@@ -406,11 +408,23 @@ pub trait MemoryStore: Send + Sync + 'static {
 /// The whole database: memories, the job ledger and the maintenance moves. Both stores are
 /// one; callers take the view they need (`Arc<dyn Database>` coerces to each part).
 pub trait Database:
-    MemoryStore + RunLedger + MaintenanceStore + DistillStore + TokenStore + AuditStore
+    MemoryStore
+    + RunLedger
+    + MaintenanceStore
+    + DistillStore
+    + TokenStore
+    + AuditStore
+    + QuarantineStore
 {
 }
 
 impl<T> Database for T where
-    T: MemoryStore + RunLedger + MaintenanceStore + DistillStore + TokenStore + AuditStore
+    T: MemoryStore
+        + RunLedger
+        + MaintenanceStore
+        + DistillStore
+        + TokenStore
+        + AuditStore
+        + QuarantineStore
 {
 }

@@ -7,6 +7,7 @@ mod distill;
 mod ledger;
 mod maintenance;
 mod memories;
+mod quarantine;
 mod tokens;
 
 use std::path::Path;

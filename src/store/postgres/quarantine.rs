@@ -1,0 +1,96 @@
+//! `QuarantineStore` on PostgreSQL: `timestamptz` at millisecond precision, the request as
+//! `jsonb`.
+
+use async_trait::async_trait;
+use sqlx::Row;
+use sqlx::postgres::PgRow;
+use uuid::Uuid;
+
+use super::ms;
+use crate::store::quarantine::{QuarantineDecision, QuarantineStore, Quarantined};
+use crate::store::{PostgresStore, StoreError};
+
+fn row_to_item(row: &PgRow) -> Result<Quarantined, StoreError> {
+    Ok(Quarantined {
+        id: row.try_get("id")?,
+        namespace: row.try_get("namespace")?,
+        rule: row.try_get("rule")?,
+        kind: row.try_get("kind")?,
+        request: row.try_get("request")?,
+        created_at: row.try_get("created_at")?,
+        status: row.try_get("status")?,
+        reviewer: row.try_get("reviewer")?,
+        reviewed_at: row.try_get("reviewed_at")?,
+        note: row.try_get("note")?,
+        memory_id: row.try_get("memory_id")?,
+    })
+}
+
+#[async_trait]
+impl QuarantineStore for PostgresStore {
+    async fn hold(&self, item: &Quarantined) -> Result<(), StoreError> {
+        sqlx::query(
+            "INSERT INTO quarantine (id, namespace, rule, kind, request, created_at, status) \
+             VALUES ($1, $2, $3, $4, $5, $6, 'pending')",
+        )
+        .bind(item.id)
+        .bind(&item.namespace)
+        .bind(&item.rule)
+        .bind(&item.kind)
+        .bind(&item.request)
+        .bind(ms(item.created_at))
+        .execute(self.pool())
+        .await?;
+        Ok(())
+    }
+
+    async fn quarantined(
+        &self,
+        namespace: Option<&str>,
+        status: Option<&str>,
+        limit: i64,
+    ) -> Result<Vec<Quarantined>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT * FROM quarantine WHERE ($1::text IS NULL OR namespace = $1) \
+             AND ($2::text IS NULL OR status = $2) ORDER BY created_at, id LIMIT $3",
+        )
+        .bind(namespace)
+        .bind(status)
+        .bind(limit)
+        .fetch_all(self.pool())
+        .await?;
+        rows.iter().map(row_to_item).collect()
+    }
+
+    async fn quarantined_one(&self, id: Uuid) -> Result<Option<Quarantined>, StoreError> {
+        let row = sqlx::query("SELECT * FROM quarantine WHERE id = $1")
+            .bind(id)
+            .fetch_optional(self.pool())
+            .await?;
+        row.as_ref().map(row_to_item).transpose()
+    }
+
+    async fn decide_quarantined(
+        &self,
+        id: Uuid,
+        decision: &QuarantineDecision,
+    ) -> Result<Option<Quarantined>, StoreError> {
+        let row = sqlx::query(
+            "UPDATE quarantine SET status = $2, reviewer = $3, note = $4, memory_id = $5, \
+             reviewed_at = $6 WHERE id = $1 AND status = 'pending' RETURNING *",
+        )
+        .bind(id)
+        .bind(if decision.approved {
+            "approved"
+        } else {
+            "rejected"
+        })
+        .bind(&decision.reviewer)
+        .bind(&decision.note)
+        .bind(decision.memory_id)
+        .bind(ms(decision.at))
+        .fetch_optional(self.pool())
+        .await?;
+        row.as_ref().map(row_to_item).transpose()
+    }
+}
