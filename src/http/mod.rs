@@ -48,9 +48,10 @@ impl AppState {
     }
 }
 
-/// Build the router. `auth_token`: when set, every route but `/healthz` requires
-/// `Authorization: Bearer <token>`. `guard`: what every route, `/healthz` included, checks
-/// first (the Host allow-list, cross-site requests, JSON bodies).
+/// Build the router. `auth_token`: the operator's token; with it, every route but `/healthz`
+/// requires `Authorization: Bearer <token>` (the operator's or a stored token); without it
+/// (`auth = "none"`), a request with no token is the operator's. `guard`: what every route,
+/// `/healthz` included, checks first (the Host allow-list, cross-site requests, JSON bodies).
 pub fn router(
     state: AppState,
     auth_token: Option<crate::secret::Secret>,
