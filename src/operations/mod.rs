@@ -131,8 +131,8 @@ pub struct NewToken {
     pub operator: bool,
 }
 
-/// A token just created, with its secret.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// A token just created, with its secret (its `Debug` masks it: only the answer shows it).
+#[derive(Clone, PartialEq, Serialize, Deserialize)]
 pub struct CreatedToken {
     #[serde(flatten)]
     pub token: TokenRecord,
@@ -195,6 +195,15 @@ pub struct JobRunReport {
 impl JobRunReport {
     pub fn failed(&self) -> bool {
         self.status == Some(RunStatus::Failed)
+    }
+}
+
+impl std::fmt::Debug for CreatedToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CreatedToken")
+            .field("token", &self.token)
+            .field("secret", &"********")
+            .finish()
     }
 }
 
@@ -355,6 +364,33 @@ mod tests {
         assert_eq!(remote(503).kind(), ErrorKind::Internal);
         assert!(check_history_limit(0).is_err());
         assert_eq!(check_history_limit(20).unwrap(), 20);
+    }
+
+    #[test]
+    fn a_new_tokens_secret_is_never_debugged() {
+        let created = CreatedToken {
+            token: TokenRecord {
+                id: uuid::Uuid::now_v7(),
+                name: "writer".into(),
+                hash: String::new(),
+                grants: Grants::default(),
+                operator: false,
+                created_at: chrono::Utc::now(),
+                revoked_at: None,
+            },
+            secret: "hs_do-not-print-me".into(),
+        };
+        let shown = format!("{created:?}");
+        assert!(
+            !shown.contains("do-not-print-me") && shown.contains("writer"),
+            "{shown}"
+        );
+        // The answer itself carries it, once.
+        assert!(
+            serde_json::to_string(&created)
+                .unwrap()
+                .contains("hs_do-not-print-me")
+        );
     }
 
     #[test]
