@@ -9,7 +9,7 @@ use hindsight::service::review::{Approval, ReviewError};
 use hindsight::store::CandidateId;
 use serde_json::json;
 
-use super::connection::{print, with_operations};
+use super::connection::{print, user, with_operations};
 
 #[derive(Debug, Subcommand)]
 pub enum CandidatesCommand {
@@ -126,8 +126,4 @@ fn flag(e: anyhow::Error) -> anyhow::Error {
         other => other,
     };
     anyhow::anyhow!("{flag}: {rule}")
-}
-
-fn user() -> Option<String> {
-    std::env::var("USER").ok().filter(|u| !u.is_empty())
 }

@@ -22,6 +22,11 @@ where
     Ok(value)
 }
 
+/// The reviewer a command records when `--reviewer` is not given: `$USER`.
+pub fn user() -> Option<String> {
+    std::env::var("USER").ok().filter(|u| !u.is_empty())
+}
+
 pub fn print(value: &impl serde::Serialize) -> anyhow::Result<()> {
     println!("{}", serde_json::to_string_pretty(value)?);
     Ok(())

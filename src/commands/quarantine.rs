@@ -6,7 +6,7 @@ use hindsight::configuration::Settings;
 use hindsight::operations::{CandidateQuery, Rejection};
 use serde_json::json;
 
-use super::connection::{print, with_operations};
+use super::connection::{print, user, with_operations};
 
 #[derive(Debug, Subcommand)]
 pub enum QuarantineCommand {
@@ -38,10 +38,6 @@ pub enum QuarantineCommand {
         #[arg(long)]
         reviewer: Option<String>,
     },
-}
-
-fn user() -> Option<String> {
-    std::env::var("USER").ok().filter(|u| !u.is_empty())
 }
 
 pub async fn run(settings: Settings, command: QuarantineCommand) -> anyhow::Result<()> {

@@ -32,12 +32,25 @@ pub fn routes() -> Router<AppState> {
         .route("/api/candidates/{id}/reject", post(reject))
 }
 
+/// `?namespace=&status=&limit=` of a review listing (candidates, held writes).
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct ListParams {
+pub(super) struct ListParams {
     namespace: Option<String>,
     status: Option<String>,
     limit: Option<i64>,
+}
+
+impl ListParams {
+    /// The query, defaults filled in (pending, 100).
+    pub(super) fn query(self) -> CandidateQuery {
+        let defaults = CandidateQuery::default();
+        CandidateQuery {
+            namespace: self.namespace,
+            status: self.status.unwrap_or(defaults.status),
+            limit: self.limit.unwrap_or(defaults.limit),
+        }
+    }
 }
 
 async fn list(
@@ -51,13 +64,7 @@ async fn list(
             return bad_query(&e);
         }
     };
-    let defaults = CandidateQuery::default();
-    let query = CandidateQuery {
-        namespace: params.namespace,
-        status: params.status.unwrap_or(defaults.status),
-        limit: params.limit.unwrap_or(defaults.limit),
-    };
-    match state.ops_for(caller).candidates(query).await {
+    match state.ops_for(caller).candidates(params.query()).await {
         Ok(candidates) => Json(json!({ "candidates": candidates })).into_response(),
         Err(e) => failure(&e),
     }

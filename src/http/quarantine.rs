@@ -14,9 +14,10 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::AppState;
+use super::candidates::ListParams;
 use super::error::{answer, bad_body, bad_query, failure};
 use crate::auth::Principal;
-use crate::operations::{CandidateQuery, OperationError, Operations, Rejection};
+use crate::operations::{OperationError, Operations, Rejection};
 
 pub fn routes() -> Router<AppState> {
     Router::new()
@@ -24,14 +25,6 @@ pub fn routes() -> Router<AppState> {
         .route("/api/quarantine/{id}", get(show))
         .route("/api/quarantine/{id}/approve", post(approve))
         .route("/api/quarantine/{id}/reject", post(reject))
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ListParams {
-    namespace: Option<String>,
-    status: Option<String>,
-    limit: Option<i64>,
 }
 
 async fn list(
@@ -43,13 +36,7 @@ async fn list(
         Ok(Query(params)) => params,
         Err(e) => return bad_query(&e),
     };
-    let defaults = CandidateQuery::default();
-    let query = CandidateQuery {
-        namespace: params.namespace,
-        status: params.status.unwrap_or(defaults.status),
-        limit: params.limit.unwrap_or(defaults.limit),
-    };
-    match state.ops_for(caller).quarantined(query).await {
+    match state.ops_for(caller).quarantined(params.query()).await {
         Ok(items) => Json(json!({ "quarantined": items })).into_response(),
         Err(e) => failure(&e),
     }

@@ -459,6 +459,7 @@ impl Operations for LocalOperations {
         id: uuid::Uuid,
         reviewer: Option<String>,
     ) -> Result<Quarantined, OperationError> {
+        let reviewer = review::bounded("reviewer", reviewer.as_deref())?;
         let item = self.pending_held(id).await?;
         let request: WriteRequest = crate::service::requests::parse_args(item.request.clone())
             .map_err(|e| OperationError::Service(ServiceError::Invalid(e)))?;
@@ -485,20 +486,21 @@ impl Operations for LocalOperations {
         id: uuid::Uuid,
         rejection: Rejection,
     ) -> Result<Quarantined, OperationError> {
-        let note = rejection.note.trim();
-        if note.is_empty() {
-            return Err(OperationError::Invalid {
+        // The same bounds as a candidate's rejection: a note is required, long ones refused.
+        let note = review::bounded("note", Some(&rejection.note))?.ok_or_else(|| {
+            ReviewError::Invalid {
                 field: "note",
-                rule: "must say why (not empty)".to_owned(),
-            });
-        }
+                rule: "must say why the write is rejected".to_owned(),
+            }
+        })?;
+        let reviewer = review::bounded("reviewer", rejection.reviewer.as_deref())?;
         self.pending_held(id).await?;
         self.decide_held(
             id,
             QuarantineDecision {
                 approved: false,
-                reviewer: rejection.reviewer,
-                note: Some(note.chars().take(review::MAX_NOTE_CHARS).collect()),
+                reviewer,
+                note: Some(note),
                 memory_id: None,
                 at: Utc::now(),
             },

@@ -243,7 +243,10 @@ async fn decided(
 }
 
 /// Trimmed, `None` when empty, refused when longer than `MAX_NOTE_CHARS`.
-fn bounded(field: &'static str, value: Option<&str>) -> Result<Option<String>, ReviewError> {
+pub(crate) fn bounded(
+    field: &'static str,
+    value: Option<&str>,
+) -> Result<Option<String>, ReviewError> {
     let Some(value) = value.map(str::trim).filter(|v| !v.is_empty()) else {
         return Ok(None);
     };
