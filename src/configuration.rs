@@ -65,6 +65,16 @@ impl EnvValue for Vec<String> {
     }
 }
 
+/// Keys, comma-separated like the other lists.
+impl EnvValue for Vec<Secret> {
+    fn parse_env(raw: &str) -> Result<Self, String> {
+        Ok(Vec::<String>::parse_env(raw)?
+            .into_iter()
+            .map(Secret::new)
+            .collect())
+    }
+}
+
 impl<T: EnvValue> EnvValue for Option<T> {
     fn parse_env(raw: &str) -> Result<Self, String> {
         if raw.trim().is_empty() {
@@ -299,6 +309,13 @@ settings! {
     /// The operator's bearer token (at least 16 characters); unset: the data dir's
     /// `operator.token`.
     auth_token: Option<Secret> = None,
+    /// The key every row's signature is made with (at least 32 characters); unset: the data
+    /// dir's `signing.key`, created on the first start. Replicas on one database need the
+    /// same key.
+    signing_key: Option<Secret> = None,
+    /// Earlier keys, still accepted on read after a rotation until `hindsight resign` has
+    /// signed every row with `signing_key`.
+    signing_previous_keys: Vec<Secret> = Vec::new(),
     /// Host headers accepted on every route (DNS-rebinding protection): `name` (any port) or
     /// `name:port`. Add the name clients use when the daemon runs behind a proxy or in a
     /// container, e.g. `hindsight` or `memory.example.com`.
@@ -559,6 +576,26 @@ impl Settings {
             .is_some_and(|t| t.expose().len() < 16)
         {
             return invalid("auth_token", "must be at least 16 characters".to_owned());
+        }
+        for (key, values) in [
+            ("signing_key", self.signing_key.iter().collect::<Vec<_>>()),
+            (
+                "signing_previous_keys",
+                self.signing_previous_keys.iter().collect(),
+            ),
+        ] {
+            if values
+                .iter()
+                .any(|k| k.expose().len() < crate::signing::MIN_KEY_LEN)
+            {
+                return invalid(
+                    key,
+                    format!(
+                        "must be at least {} characters",
+                        crate::signing::MIN_KEY_LEN
+                    ),
+                );
+            }
         }
         if !self.listen.ip().is_loopback() && self.auth == AuthMode::None {
             return invalid(

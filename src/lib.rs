@@ -19,6 +19,7 @@ pub mod origin;
 pub mod screening;
 pub mod secret;
 pub mod service;
+pub mod signing;
 pub mod startup;
 pub mod store;
 pub mod telemetry;

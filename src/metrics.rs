@@ -69,6 +69,7 @@ pub struct Metrics {
     capacity_active: Gauge,
     mcp_requests: Family<ToolLabels, Counter>,
     mcp_latency: Family<ToolOnly, Histogram, Buckets>,
+    tampered_rows: Counter,
 }
 
 impl Default for Metrics {
@@ -85,6 +86,7 @@ impl Metrics {
             Family::new_with_constructor(Buckets(exponential_buckets(0.01, 4.0, 10).collect()));
         let job_last_success = Family::default();
         let rows_expired = Counter::default();
+        let tampered_rows = Counter::default();
         let rows_archived = Family::default();
         let memories = Family::default();
         let capacity_active = Gauge::default();
@@ -132,6 +134,11 @@ impl Metrics {
             "MCP tool call latency",
             mcp_latency.clone(),
         );
+        registry.register(
+            "tampered_rows",
+            "Rows whose signature failed its check (on a read or by `hindsight verify`)",
+            tampered_rows.clone(),
+        );
         Self {
             registry: Mutex::new(registry),
             job_runs,
@@ -143,6 +150,7 @@ impl Metrics {
             capacity_active,
             mcp_requests,
             mcp_latency,
+            tampered_rows,
         }
     }
 
@@ -177,6 +185,11 @@ impl Metrics {
                 sink: sink.to_owned(),
             })
             .inc_by(rows);
+    }
+
+    /// `rows` rows failed their signature check.
+    pub fn tampered_rows(&self, rows: u64) {
+        self.tampered_rows.inc_by(rows);
     }
 
     /// The capacity job counted `total` active memories.

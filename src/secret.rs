@@ -171,6 +171,45 @@ pub fn redact_url(url: &str) -> String {
     out
 }
 
+/// A secret kept in a file of the data dir: read, or created on the first start (mode 0600,
+/// only the owner reads it) with `generate`'s value. `true` when it was created now. A file
+/// holding fewer than `min_len` characters is an error naming it (delete it to get a new one).
+pub fn secret_file(
+    path: &std::path::Path,
+    min_len: usize,
+    generate: impl FnOnce() -> Secret,
+) -> std::io::Result<(Secret, bool)> {
+    use std::io::{Read, Write};
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    match options.open(path) {
+        Ok(mut file) => {
+            let secret = generate();
+            file.write_all(secret.expose().as_bytes())?;
+            file.sync_all()?;
+            Ok((secret, true))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            let mut text = String::new();
+            std::fs::File::open(path)?.read_to_string(&mut text)?;
+            let text = text.trim();
+            if text.len() < min_len {
+                return Err(std::io::Error::other(format!(
+                    "{} holds no usable secret (under {min_len} characters); delete it to get a new one",
+                    path.display()
+                )));
+            }
+            Ok((Secret::new(text), false))
+        }
+        Err(e) => Err(e),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 /// The same table is in ARCHITECTURE.md ("Which module may import which").
 const FLOORS: &[&[&str]] = &[
     &["domain", "secret", "origin", "metrics", "telemetry"],
-    &["lexical", "lock", "auth", "screening"],
+    &["lexical", "lock", "auth", "screening", "signing"],
     &["store", "embed", "index"],
     &["distill"],
     &["configuration"],

@@ -64,6 +64,10 @@ fn operator_env() -> BTreeMap<&'static str, &'static str> {
     BTreeMap::from([
         ("POSTGRES_PASSWORD", "s3cret-pw"),
         ("HINDSIGHT_AUTH_TOKEN", "a-token-of-24-characters"),
+        (
+            "HINDSIGHT_SIGNING_KEY",
+            "a-signing-key-of-at-least-32-characters",
+        ),
     ])
 }
 

@@ -167,7 +167,11 @@ async fn crash_while_distilling(url: &str, db: Arc<dyn Database>, data: &std::pa
 async fn sqlite_distill_survives_repeated_sigkill() {
     let data = tempfile::tempdir().unwrap();
     let path = data.path().join("hindsight.db");
-    let db: Arc<dyn Database> = Arc::new(SqliteStore::open(&path).await.unwrap());
+    let db: Arc<dyn Database> = Arc::new(
+        SqliteStore::open(&path, common::signer(data.path()))
+            .await
+            .unwrap(),
+    );
     let url = format!("sqlite://{}", path.display());
     crash_while_distilling(&url, db, data.path()).await;
 }
@@ -175,11 +179,15 @@ async fn sqlite_distill_survives_repeated_sigkill() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_distill_survives_repeated_sigkill() {
     let database = common::pg::TestDatabase::create().await;
-    let db: Arc<dyn Database> = Arc::new(
-        PostgresStore::connect(&database.url, PoolSize { min: 1, max: 4 })
-            .await
-            .unwrap(),
-    );
     let data = tempfile::tempdir().unwrap();
+    let db: Arc<dyn Database> = Arc::new(
+        PostgresStore::connect(
+            &database.url,
+            PoolSize { min: 1, max: 4 },
+            common::signer(data.path()),
+        )
+        .await
+        .unwrap(),
+    );
     crash_while_distilling(&database.url, db, data.path()).await;
 }

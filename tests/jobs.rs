@@ -8,9 +8,12 @@ mod common;
 mod distill;
 #[path = "jobs/forget.rs"]
 mod forget;
+#[path = "jobs/integrity.rs"]
+mod integrity;
 
 pub use distill::*;
 pub use forget::*;
+pub use integrity::*;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -45,10 +48,17 @@ pub struct Fixture {
     _guard: Box<dyn Send>,
     /// PostgreSQL: the test database's URL (for a second replica's pool).
     url: Option<String>,
+    /// SQLite: the database file.
+    sqlite_path: Option<std::path::PathBuf>,
 }
 
 impl Fixture {
-    async fn new(db: Arc<dyn Database>, guard: Box<dyn Send>, url: Option<String>) -> Self {
+    async fn new(
+        db: Arc<dyn Database>,
+        guard: Box<dyn Send>,
+        url: Option<String>,
+        sqlite_path: Option<std::path::PathBuf>,
+    ) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let embedder: Arc<dyn Embedder> = Arc::new(BuiltinEmbedder::new());
         let index = common::open_index(dir.path(), embedder.dimension()).await;
@@ -59,6 +69,7 @@ impl Fixture {
         Self {
             _guard: guard,
             url,
+            sqlite_path,
             dir,
             service: Arc::new(service),
             db,
@@ -877,6 +888,8 @@ macro_rules! jobs_suite {
                 forget_reaches_exported_objects_and_purge_rewrites_them,
                 a_killed_writes_staging_files_are_removed_by_the_next_run,
                 capacity_eviction_archives_the_lowest_ranked_until_under_the_limit,
+                tampered_rows_are_never_served_and_are_alerted,
+                archived_rows_keep_their_signatures,
             );
         }
     };
@@ -892,19 +905,24 @@ macro_rules! jobs_suite {
 
 async fn sqlite() -> Fixture {
     let dir = tempfile::tempdir().unwrap();
-    let db = SqliteStore::open(&dir.path().join("hindsight.db"))
+    let db = SqliteStore::open(&dir.path().join("hindsight.db"), common::signer(dir.path()))
         .await
         .unwrap();
-    Fixture::new(Arc::new(db), Box::new(dir), None).await
+    let path = dir.path().join("hindsight.db");
+    Fixture::new(Arc::new(db), Box::new(dir), None, Some(path)).await
 }
 
 async fn postgres() -> Fixture {
     let database = common::pg::TestDatabase::create().await;
-    let db = PostgresStore::connect(&database.url, PoolSize { min: 1, max: 8 })
-        .await
-        .unwrap();
+    let db = PostgresStore::connect(
+        &database.url,
+        PoolSize { min: 1, max: 8 },
+        common::test_signer(),
+    )
+    .await
+    .unwrap();
     let url = database.url.clone();
-    Fixture::new(Arc::new(db), Box::new(database), Some(url)).await
+    Fixture::new(Arc::new(db), Box::new(database), Some(url), None).await
 }
 
 jobs_suite!(sqlite_backend, sqlite());
@@ -919,9 +937,13 @@ async fn postgres_replicas_never_run_one_job_twice_at_once() {
     let one = f.runner(vec![("gate", gate.clone() as Arc<dyn Job>, 10)]);
     // The second replica: its own pool on the same database.
     let other_db: Arc<dyn Database> = Arc::new(
-        PostgresStore::connect(f.url.as_deref().unwrap(), PoolSize { min: 1, max: 4 })
-            .await
-            .unwrap(),
+        PostgresStore::connect(
+            f.url.as_deref().unwrap(),
+            PoolSize { min: 1, max: 4 },
+            common::test_signer(),
+        )
+        .await
+        .unwrap(),
     );
     let other = Runner::new(
         vec![ConfiguredJob {
@@ -963,7 +985,12 @@ fn every_suite_function_runs_on_every_backend() {
     common::assert_suite_lists_every_function(
         "jobs_suite",
         "jobs.rs",
-        &["jobs.rs", "jobs/distill.rs", "jobs/forget.rs"],
+        &[
+            "jobs.rs",
+            "jobs/distill.rs",
+            "jobs/forget.rs",
+            "jobs/integrity.rs",
+        ],
         "f: Fixture",
     );
 }

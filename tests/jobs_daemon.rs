@@ -375,7 +375,9 @@ async fn runs_killed_under_the_cli_are_marked_interrupted_without_a_daemon() {
     let data = tempfile::tempdir().unwrap();
     let jobs = tempfile::tempdir().unwrap();
     let path = data.path().join("hindsight.db");
-    let db = SqliteStore::open(&path).await.unwrap();
+    let db = SqliteStore::open(&path, common::signer(data.path()))
+        .await
+        .unwrap();
     let embedder = BuiltinEmbedder::new();
     for i in 0..4 {
         let content = format!("the user asked for the weekly metrics digest by email (time {i})");
@@ -639,7 +641,11 @@ async fn crash_repeatedly_then_check(
 async fn sqlite_crash_safety_under_repeated_sigkill() {
     let data = tempfile::tempdir().unwrap();
     let path = data.path().join("hindsight.db");
-    let db: Arc<dyn Database> = Arc::new(SqliteStore::open(&path).await.unwrap());
+    let db: Arc<dyn Database> = Arc::new(
+        SqliteStore::open(&path, common::signer(data.path()))
+            .await
+            .unwrap(),
+    );
     let url = format!("sqlite://{}", path.display());
     crash_repeatedly_then_check(&url, db.clone(), data.path(), None).await;
     // The full-text index followed every move.
@@ -655,9 +661,13 @@ async fn postgres_crash_safety_under_repeated_sigkill() {
     let database = common::pg::TestDatabase::create().await;
     let data = tempfile::tempdir().unwrap();
     let db: Arc<dyn Database> = Arc::new(
-        PostgresStore::connect(&database.url, PoolSize { min: 1, max: 4 })
-            .await
-            .unwrap(),
+        PostgresStore::connect(
+            &database.url,
+            PoolSize { min: 1, max: 4 },
+            common::signer(data.path()),
+        )
+        .await
+        .unwrap(),
     );
     crash_repeatedly_then_check(&database.url, db, data.path(), None).await;
 }
@@ -667,7 +677,11 @@ async fn sqlite_object_sink_crash_safety_under_repeated_sigkill() {
     let data = tempfile::tempdir().unwrap();
     let objects = tempfile::tempdir().unwrap();
     let path = data.path().join("hindsight.db");
-    let db: Arc<dyn Database> = Arc::new(SqliteStore::open(&path).await.unwrap());
+    let db: Arc<dyn Database> = Arc::new(
+        SqliteStore::open(&path, common::signer(data.path()))
+            .await
+            .unwrap(),
+    );
     let url = format!("sqlite://{}", path.display());
     crash_repeatedly_then_check(&url, db, data.path(), Some(objects.path())).await;
 }
@@ -678,9 +692,13 @@ async fn postgres_object_sink_crash_safety_under_repeated_sigkill() {
     let data = tempfile::tempdir().unwrap();
     let objects = tempfile::tempdir().unwrap();
     let db: Arc<dyn Database> = Arc::new(
-        PostgresStore::connect(&database.url, PoolSize { min: 1, max: 4 })
-            .await
-            .unwrap(),
+        PostgresStore::connect(
+            &database.url,
+            PoolSize { min: 1, max: 4 },
+            common::signer(data.path()),
+        )
+        .await
+        .unwrap(),
     );
     crash_repeatedly_then_check(&database.url, db, data.path(), Some(objects.path())).await;
 }
@@ -707,9 +725,12 @@ async fn archive_to_s3_and_restore_through_the_cli() {
     );
 
     let data = tempfile::tempdir().unwrap();
-    let db = SqliteStore::open(&data.path().join("hindsight.db"))
-        .await
-        .unwrap();
+    let db = SqliteStore::open(
+        &data.path().join("hindsight.db"),
+        common::signer(data.path()),
+    )
+    .await
+    .unwrap();
     let seeded = seed(&db, 7, 0, 2).await;
     drop(db);
     let jobs = tempfile::tempdir().unwrap();
@@ -758,9 +779,12 @@ async fn archive_to_s3_and_restore_through_the_cli() {
     // 7 cold rows over 3 namespaces, batches of at most 3 within one namespace.
     let keys = listing.matches("<Key>cold/ns-").count();
     assert!((3..=5).contains(&keys), "{keys} objects: {listing}");
-    let db = SqliteStore::open(&data.path().join("hindsight.db"))
-        .await
-        .unwrap();
+    let db = SqliteStore::open(
+        &data.path().join("hindsight.db"),
+        common::signer(data.path()),
+    )
+    .await
+    .unwrap();
     for id in &seeded.cold {
         let id = uuid::Uuid::parse_str(id).unwrap();
         assert!(
@@ -803,9 +827,12 @@ async fn archive_to_s3_and_restore_through_the_cli() {
         .to_owned();
     let restored = s3(&["archive", "restore", "--batch", &ns0_key]);
     assert_eq!(restored["restored"], json!(3), "{restored}");
-    let db = SqliteStore::open(&data.path().join("hindsight.db"))
-        .await
-        .unwrap();
+    let db = SqliteStore::open(
+        &data.path().join("hindsight.db"),
+        common::signer(data.path()),
+    )
+    .await
+    .unwrap();
     let back = db
         .get_many(
             &seeded

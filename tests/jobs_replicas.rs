@@ -48,7 +48,7 @@ async fn replica_child() {
     let url = std::env::var(CHILD_DB).expect("started by replicas_run_every_tick_exactly_once");
     let seconds: u64 = std::env::var(CHILD_SECONDS).unwrap().parse().unwrap();
     let db: Arc<dyn Database> = Arc::new(
-        PostgresStore::connect(&url, PoolSize { min: 1, max: 6 })
+        PostgresStore::connect(&url, PoolSize { min: 1, max: 6 }, common::test_signer())
             .await
             .unwrap(),
     );
@@ -82,9 +82,13 @@ async fn replica_child() {
 async fn replicas_run_every_tick_exactly_once() {
     const SECONDS: u64 = 60;
     let database = common::pg::TestDatabase::create().await;
-    let db = PostgresStore::connect(&database.url, PoolSize { min: 1, max: 2 })
-        .await
-        .unwrap();
+    let db = PostgresStore::connect(
+        &database.url,
+        PoolSize { min: 1, max: 2 },
+        common::test_signer(),
+    )
+    .await
+    .unwrap();
     sqlx::query(
         "CREATE TABLE tally (job TEXT NOT NULL, tick TIMESTAMPTZ NOT NULL, pid BIGINT NOT NULL)",
     )

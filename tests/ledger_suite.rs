@@ -187,7 +187,7 @@ macro_rules! ledger_suite {
 
 async fn sqlite() -> (tempfile::TempDir, Arc<dyn RunLedger>) {
     let dir = tempfile::tempdir().unwrap();
-    let store = SqliteStore::open(&dir.path().join("test.db"))
+    let store = SqliteStore::open(&dir.path().join("test.db"), common::signer(dir.path()))
         .await
         .unwrap();
     (dir, Arc::new(store))
@@ -197,7 +197,7 @@ ledger_suite!(sqlite_backend, sqlite());
 
 async fn postgres() -> (common::pg::TestDatabase, Arc<dyn RunLedger>) {
     let db = common::pg::TestDatabase::create().await;
-    let store = PostgresStore::connect(&db.url, PoolSize { min: 1, max: 8 })
+    let store = PostgresStore::connect(&db.url, PoolSize { min: 1, max: 8 }, common::test_signer())
         .await
         .unwrap();
     (db, Arc::new(store))

@@ -232,8 +232,11 @@ async fn loaded(
     Arc<dyn VectorIndex>,
 ) {
     let dir = tempfile::tempdir().unwrap();
-    let store: Arc<dyn MemoryStore> =
-        Arc::new(SqliteStore::open(&dir.path().join("h.db")).await.unwrap());
+    let store: Arc<dyn MemoryStore> = Arc::new(
+        SqliteStore::open(&dir.path().join("h.db"), common::signer(dir.path()))
+            .await
+            .unwrap(),
+    );
     let index: Arc<dyn VectorIndex> = common::open_index(dir.path(), embedder.dimension()).await;
     let writer = MemoryService::start(store.clone(), index.clone(), embedder, Rules::default())
         .await

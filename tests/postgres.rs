@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 /// A service with a pool of its own (as another process would have) over `index`.
 async fn service_sharing(db: &TestDatabase, index: Arc<dyn VectorIndex>) -> MemoryService {
     let store = Arc::new(
-        PostgresStore::connect(&db.url, PoolSize { min: 1, max: 5 })
+        PostgresStore::connect(&db.url, PoolSize { min: 1, max: 5 }, common::test_signer())
             .await
             .unwrap(),
     );
@@ -201,9 +201,13 @@ async fn the_daemon_serves_from_postgres() {
 
     // The row is in PostgreSQL, not in a SQLite file under the data dir.
     assert!(!dir.path().join("hindsight.db").exists());
-    let store = PostgresStore::connect(&db.url, PoolSize { min: 1, max: 2 })
-        .await
-        .unwrap();
+    let store = PostgresStore::connect(
+        &db.url,
+        PoolSize { min: 1, max: 2 },
+        common::signer(dir.path()),
+    )
+    .await
+    .unwrap();
     let id = written["memory_id"].as_str().unwrap().parse().unwrap();
     assert!(store.get(id).await.unwrap().is_some());
     drop(store);

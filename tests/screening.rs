@@ -331,3 +331,192 @@ patterns = ['(?i)\bfrom now on\b']
     client.cancel().await.unwrap();
     assert!(daemon.stop().await.success());
 }
+
+/// Write triage on a labelled set: small talk (English and Chinese) scores under the
+/// importance gate, durable statements above the default, the rest gets the default.
+#[test]
+fn triage_scores_a_labelled_set_of_small_talk_and_durable_statements() {
+    let screen = Screen::builtin();
+    let small_talk = [
+        "hello",
+        "Hi!",
+        "thanks!",
+        "Thank you so much, Maria!",
+        "ok",
+        "Okay, sounds good.",
+        "Bye Nate! Take care!",
+        "lol",
+        "No worries, John. I'm here for you. Take care!",
+        "Got it, thanks",
+        "你好",
+        "谢谢！",
+        "好的",
+        "嗯嗯，收到",
+        "哈哈哈",
+        "再见～",
+    ];
+    let durable = [
+        "I prefer metric units in every report",
+        "We decided to ship the beta on Friday",
+        "The deadline for the grant is March 3",
+        "My favourite editor is Helix",
+        "Never deploy on a weekend",
+        "The staging database has 16 GB of memory",
+        "She moved to Lisbon with her partner Ana",
+        "我喜欢在报告里看到数据来源",
+        "截止日期是下周五",
+        "我们决定用PostgreSQL",
+    ];
+    let neutral = [
+        "that painting looks lovely in the morning light",
+        "see you tomorrow",
+        "the weather was nice today",
+    ];
+    for text in small_talk {
+        let t = screen.triage(text);
+        assert!(t.score < 0.3, "{text:?} → {t:?}");
+        assert!(t.rule.starts_with("small_talk"), "{text:?} → {t:?}");
+    }
+    for text in durable {
+        let t = screen.triage(text);
+        assert!(t.score > 0.5, "{text:?} → {t:?}");
+        assert_eq!(t.rule, "durable", "{text:?}");
+    }
+    for text in neutral {
+        let t = screen.triage(text);
+        assert_eq!((t.score, t.rule.as_str()), (0.5, "default"), "{text:?}");
+    }
+}
+
+/// Through the write path: small talk without an importance is skipped, naming the rule; the
+/// same words with an importance are stored; a durable statement is stored with its score and
+/// the rule that set it.
+#[tokio::test]
+async fn triage_through_the_write_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let service = common::service(dir.path()).await;
+    let write = |content: &str, importance: Option<f64>| WriteRequest {
+        content: content.to_owned(),
+        importance,
+        ..WriteRequest::default()
+    };
+    let skipped = service.write(&write("Thanks, Maria!", None)).await.unwrap();
+    assert_eq!(skipped.status, WriteStatus::Skipped);
+    assert_eq!(skipped.reason.as_deref(), Some("triage:small_talk"));
+    assert_eq!(skipped.memory_id, None);
+    let kept = service
+        .write(&write("Thanks, Maria!", Some(0.6)))
+        .await
+        .unwrap();
+    assert_eq!(kept.status, WriteStatus::Stored);
+    let durable = service
+        .write(&write("I prefer metric units in every report", None))
+        .await
+        .unwrap();
+    assert_eq!(durable.status, WriteStatus::Stored);
+    let found = service
+        .search(&SearchRequest {
+            query: "metric units report".into(),
+            ..SearchRequest::default()
+        })
+        .await
+        .unwrap();
+    let hit = found
+        .memories
+        .iter()
+        .find(|h| Some(h.id) == durable.memory_id)
+        .unwrap();
+    assert_eq!(hit.importance, 0.6);
+    assert_eq!(
+        hit.metadata["hindsight_triage"],
+        json!({"rule": "durable", "score": 0.6})
+    );
+}
+
+/// `[contradiction]`: with `quarantine`, a fact contradicting an active one of its namespace is
+/// held (the old fact stays the one served) while a restatement, another namespace or a fact
+/// of another attribute is not; with `reject`, it is refused naming the rule.
+#[tokio::test]
+async fn a_contradicting_fact_is_held_or_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let rules = dir.path().join("rules.toml");
+    let write_rules = |action: &str| {
+        std::fs::write(
+            &rules,
+            format!(
+                "version = \"facts-1\"\nextends_builtin = true\n[contradiction]\naction = \"{action}\"\n"
+            ),
+        )
+        .unwrap();
+    };
+    write_rules("quarantine");
+    let envs = [("HINDSIGHT_SCREENING_FILE", rules.to_str().unwrap())];
+    let client = common::stdio_client_with(dir.path(), &envs).await;
+    let fact = |content: &str, namespace: &str, attribute: &str| {
+        json!({"content": content, "namespace": namespace, "memory_type": "semantic",
+               "importance": 0.8, "entity": "user", "attribute": attribute})
+    };
+    let first = common::call_ok(
+        &client,
+        "memory_write",
+        fact("The user lives in Lisbon", "team/a", "city"),
+    )
+    .await;
+    assert_eq!(first["status"], json!("stored"), "{first}");
+    let held = common::call_ok(
+        &client,
+        "memory_write",
+        fact("The user lives in Porto", "team/a", "city"),
+    )
+    .await;
+    assert_eq!(held["status"], json!("quarantined"), "{held}");
+    for (content, namespace, attribute) in [
+        ("the user lives in lisbon", "team/a", "city"),
+        ("The user lives in Porto", "team/b", "city"),
+        ("The user works in Porto", "team/a", "office"),
+    ] {
+        let written =
+            common::call_ok(&client, "memory_write", fact(content, namespace, attribute)).await;
+        assert_ne!(
+            written["status"],
+            json!("quarantined"),
+            "{content} {namespace}: {written}"
+        );
+    }
+    let found = common::call_ok(
+        &client,
+        "memory_search",
+        json!({"query": "where does the user live", "namespace": "team/a"}),
+    )
+    .await;
+    let contents: Vec<&str> = found["memories"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["content"].as_str().unwrap())
+        .collect();
+    assert!(
+        !contents
+            .iter()
+            .any(|c| c.contains("Porto") && c.contains("lives")),
+        "{contents:?}"
+    );
+    client.cancel().await.unwrap();
+
+    write_rules("reject");
+    let other = tempfile::tempdir().unwrap();
+    let client = common::stdio_client_with(other.path(), &envs).await;
+    for (content, refused) in [
+        ("The user lives in Lisbon", false),
+        ("The user lives in Madrid", true),
+    ] {
+        let args = fact(content, "team/a", "city");
+        if refused {
+            let error = common::call_err(&client, "memory_write", args).await;
+            assert!(error.contains("contradiction"), "{error}");
+        } else {
+            common::call_ok(&client, "memory_write", args).await;
+        }
+    }
+    client.cancel().await.unwrap();
+}

@@ -603,7 +603,7 @@ async fn both_search_arms_apply_every_filter_and_read_chinese() {
     use hindsight::store::MaintenanceStore;
     let dir = tempfile::tempdir().unwrap();
     let store = Arc::new(
-        SqliteStore::open(&dir.path().join("hindsight.db"))
+        SqliteStore::open(&dir.path().join("hindsight.db"), common::signer(dir.path()))
             .await
             .unwrap(),
     );
@@ -926,6 +926,14 @@ async fn search_goes_by_the_row_not_a_stale_index_copy() {
         .await
         .unwrap();
     pool.close().await;
+    // Changes the server made (signed again), which its index has not seen.
+    hindsight::store::IntegrityStore::resign(
+        service.store().as_ref(),
+        hindsight::store::RowTable::Memories,
+        &[moved, retyped],
+    )
+    .await
+    .unwrap();
 
     let all = service.search(&query(None)).await.unwrap();
     assert!(
@@ -1258,7 +1266,7 @@ async fn rows_written_before_a_failed_index_write_are_indexed_on_restart() {
         );
         result.memory_id.unwrap()
     };
-    let pending = SqliteStore::open(&dir.path().join("hindsight.db"))
+    let pending = SqliteStore::open(&dir.path().join("hindsight.db"), common::signer(dir.path()))
         .await
         .unwrap()
         .index_pending(10)

@@ -1137,7 +1137,7 @@ macro_rules! store_suite {
 /// A fresh SQLite database in its own temp dir (removed when the guard drops).
 async fn sqlite() -> (tempfile::TempDir, Arc<dyn Database>) {
     let dir = tempfile::tempdir().unwrap();
-    let store = SqliteStore::open(&dir.path().join("test.db"))
+    let store = SqliteStore::open(&dir.path().join("test.db"), common::signer(dir.path()))
         .await
         .unwrap();
     (dir, Arc::new(store))
@@ -1149,7 +1149,7 @@ store_suite!(sqlite_backend, sqlite());
 /// (default: this machine's 127.0.0.1:5432, user postgres), dropped when the guard drops.
 async fn postgres() -> (common::pg::TestDatabase, Arc<dyn Database>) {
     let db = common::pg::TestDatabase::create().await;
-    let store = PostgresStore::connect(&db.url, PoolSize { min: 1, max: 5 })
+    let store = PostgresStore::connect(&db.url, PoolSize { min: 1, max: 5 }, common::test_signer())
         .await
         .unwrap();
     (db, Arc::new(store))
@@ -1203,7 +1203,9 @@ async fn sqlite_upgrade_fills_the_lexical_index_of_existing_rows() {
         }
         pool.close().await;
     }
-    let store = SqliteStore::open(&path).await.unwrap();
+    let store = SqliteStore::open(&path, common::signer(path.parent().unwrap()))
+        .await
+        .unwrap();
     for (id, content) in ids.iter().zip(OLD_ROWS) {
         assert_eq!(store.get(*id).await.unwrap().unwrap().content, content);
     }
@@ -1261,7 +1263,7 @@ async fn postgres_upgrade_fills_the_lexical_index_of_existing_rows() {
         }
         pool.close().await;
     }
-    let store = PostgresStore::connect(&db.url, PoolSize { min: 1, max: 2 })
+    let store = PostgresStore::connect(&db.url, PoolSize { min: 1, max: 2 }, common::test_signer())
         .await
         .unwrap();
     for (id, content) in ids.iter().zip(OLD_ROWS) {
@@ -1348,7 +1350,9 @@ async fn sqlite_reindexes_terms_made_under_older_rules() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("hindsight.db");
     let (hot, cold) = {
-        let store = SqliteStore::open(&path).await.unwrap();
+        let store = SqliteStore::open(&path, common::signer(path.parent().unwrap()))
+            .await
+            .unwrap();
         let pool = store.pool().clone();
         seed_unstemmed_terms(&store, async |table, id, terms| {
             sqlx::query(sqlx::AssertSqlSafe(format!(
@@ -1362,7 +1366,9 @@ async fn sqlite_reindexes_terms_made_under_older_rules() {
         })
         .await
     };
-    let store = SqliteStore::open(&path).await.unwrap();
+    let store = SqliteStore::open(&path, common::signer(path.parent().unwrap()))
+        .await
+        .unwrap();
     assert_terms_redone(&store, hot, cold).await;
 }
 
@@ -1371,7 +1377,7 @@ async fn sqlite_reindexes_terms_made_under_older_rules() {
 async fn postgres_reindexes_terms_made_under_older_rules() {
     let db = common::pg::TestDatabase::create().await;
     let open = async || {
-        PostgresStore::connect(&db.url, PoolSize { min: 1, max: 2 })
+        PostgresStore::connect(&db.url, PoolSize { min: 1, max: 2 }, common::test_signer())
             .await
             .unwrap()
     };
@@ -1403,7 +1409,7 @@ async fn postgres_reindexes_terms_made_under_older_rules() {
 #[tokio::test]
 async fn sqlite_leaves_out_terms_most_rows_hold() {
     let dir = tempfile::tempdir().unwrap();
-    let store = SqliteStore::open(&dir.path().join("hindsight.db"))
+    let store = SqliteStore::open(&dir.path().join("hindsight.db"), common::signer(dir.path()))
         .await
         .unwrap();
     for i in 0..1_100 {

@@ -99,7 +99,7 @@ async fn nul_characters_are_refused_naming_the_field(service: &MemoryService) {
 async fn sqlite_refuses_nul_characters() {
     let dir = tempfile::tempdir().unwrap();
     let store = Arc::new(
-        SqliteStore::open(&dir.path().join("hindsight.db"))
+        SqliteStore::open(&dir.path().join("hindsight.db"), common::signer(dir.path()))
             .await
             .unwrap(),
     );
@@ -111,9 +111,13 @@ async fn postgres_refuses_nul_characters() {
     let database = common::pg::TestDatabase::create().await;
     let dir = tempfile::tempdir().unwrap();
     let store = Arc::new(
-        PostgresStore::connect(&database.url, PoolSize { min: 1, max: 4 })
-            .await
-            .unwrap(),
+        PostgresStore::connect(
+            &database.url,
+            PoolSize { min: 1, max: 4 },
+            common::signer(dir.path()),
+        )
+        .await
+        .unwrap(),
     );
     nul_characters_are_refused_naming_the_field(&service_on(store, dir.path()).await).await;
 }

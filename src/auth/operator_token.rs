@@ -1,4 +1,3 @@
-use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 use crate::secret::Secret;
@@ -11,35 +10,7 @@ pub fn operator_token_path(data_dir: &Path) -> PathBuf {
 /// The data dir's operator token: read, or created (mode 0600, only the owner reads it) on the
 /// first start. `true` when it was created now.
 pub fn operator_token(data_dir: &Path) -> std::io::Result<(Secret, bool)> {
-    let path = operator_token_path(data_dir);
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
-    }
-    match options.open(&path) {
-        Ok(mut file) => {
-            let token = super::generate_token();
-            file.write_all(token.expose().as_bytes())?;
-            file.sync_all()?;
-            Ok((token, true))
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-            let mut text = String::new();
-            std::fs::File::open(&path)?.read_to_string(&mut text)?;
-            let text = text.trim();
-            if text.len() < 16 {
-                return Err(std::io::Error::other(format!(
-                    "{} holds no usable token (under 16 characters); delete it to get a new one",
-                    path.display()
-                )));
-            }
-            Ok((Secret::new(text), false))
-        }
-        Err(e) => Err(e),
-    }
+    crate::secret::secret_file(&operator_token_path(data_dir), 16, super::generate_token)
 }
 
 #[cfg(test)]

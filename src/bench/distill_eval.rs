@@ -204,7 +204,13 @@ pub async fn distill_eval(
     let fact_min_cosine = crate::embed::calibration(embedder.id()).fact_min_cosine;
     let coverage_pairs = calibrate_pairs(embedder.as_ref(), fact_min_cosine).await?;
 
-    let db = Arc::new(SqliteStore::open(&scratch.join("eval.db")).await?);
+    let db = Arc::new(
+        SqliteStore::open(
+            &scratch.join("eval.db"),
+            crate::signing::Signer::ephemeral(),
+        )
+        .await?,
+    );
     let index = Arc::new(
         EdgeIndex::open(
             &scratch.join("index"),

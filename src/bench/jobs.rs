@@ -59,7 +59,10 @@ pub async fn jobs_bench(
 ) -> Result<JobsBenchReport, BenchError> {
     match backend {
         BenchBackend::Sqlite => {
-            let db = Arc::new(SqliteStore::open(&dir.join("bench.db")).await?);
+            let db = Arc::new(
+                SqliteStore::open(&dir.join("bench.db"), crate::signing::Signer::ephemeral())
+                    .await?,
+            );
             let loader = Loader::Sqlite(db.clone());
             run(dir, db, loader, backend, options).await
         }
@@ -67,7 +70,12 @@ pub async fn jobs_bench(
             let scratch = ScratchDatabase::create(server_url).await?;
             let result = async {
                 let db = Arc::new(
-                    PostgresStore::connect(&scratch.url(), PoolSize { min: 2, max: 10 }).await?,
+                    PostgresStore::connect(
+                        &scratch.url(),
+                        PoolSize { min: 2, max: 10 },
+                        crate::signing::Signer::ephemeral(),
+                    )
+                    .await?,
                 );
                 let loader = Loader::Postgres(db.clone());
                 run(dir, db, loader, backend, options).await

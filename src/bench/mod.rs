@@ -334,14 +334,22 @@ pub async fn search_bench(
 ) -> Result<SearchBenchReport, BenchError> {
     match backend {
         BenchBackend::Sqlite => {
-            let store = Arc::new(SqliteStore::open(&dir.join("bench.db")).await?);
+            let store = Arc::new(
+                SqliteStore::open(&dir.join("bench.db"), crate::signing::Signer::ephemeral())
+                    .await?,
+            );
             run(dir, store, backend, bench).await
         }
         BenchBackend::Postgres { server_url } => {
             let scratch = ScratchDatabase::create(server_url).await?;
             let result = async {
                 let store = Arc::new(
-                    PostgresStore::connect(&scratch.url(), PoolSize { min: 5, max: 20 }).await?,
+                    PostgresStore::connect(
+                        &scratch.url(),
+                        PoolSize { min: 5, max: 20 },
+                        crate::signing::Signer::ephemeral(),
+                    )
+                    .await?,
                 );
                 run(dir, store, backend, bench).await
             }

@@ -47,8 +47,14 @@ pub struct RetrievalReport {
     pub embedder: String,
     pub conversations: usize,
     pub turns: usize,
-    /// Turns the write path stored as memories of their own (the rest merged into one).
+    /// Turns the write path stored as memories of their own (the rest merged into one, or
+    /// skipped).
     pub memories: usize,
+    /// Turns written without an importance that write triage scored under the gate
+    /// (`screening.toml`'s `[triage]`: small talk), so not stored.
+    pub skipped_turns: usize,
+    /// Of those, turns some question (categories 1–4) names as its evidence.
+    pub skipped_evidence_turns: usize,
     pub overall: Scores,
     pub per_category: BTreeMap<&'static str, Scores>,
     pub load_seconds: f64,
@@ -144,7 +150,13 @@ pub async fn retrieval_eval(
     query_latencies.sort_by(f64::total_cmp);
     let ms = |sorted: &[f64], p: f64| (super::percentile(sorted, p) * 1000.0).round() / 1000.0;
 
-    let store: Arc<dyn MemoryStore> = Arc::new(SqliteStore::open(&scratch.join("eval.db")).await?);
+    let store: Arc<dyn MemoryStore> = Arc::new(
+        SqliteStore::open(
+            &scratch.join("eval.db"),
+            crate::signing::Signer::ephemeral(),
+        )
+        .await?,
+    );
     let index: Arc<dyn VectorIndex> = Arc::new(
         EdgeIndex::open(
             &scratch.join("index"),
@@ -162,7 +174,14 @@ pub async fn retrieval_eval(
     .await?;
     let started = Instant::now();
     let mut memories = HashSet::new();
+    let (mut skipped_turns, mut skipped_evidence_turns) = (0, 0);
     for conversation in conversations {
+        let evidence: HashSet<&str> = conversation
+            .questions
+            .iter()
+            .filter(|q| (1..=4).contains(&q.category))
+            .flat_map(|q| q.evidence.iter().map(String::as_str))
+            .collect();
         for turn in &conversation.turns {
             let written = loader
                 .write(&WriteRequest {
@@ -174,6 +193,12 @@ pub async fn retrieval_eval(
                     ..WriteRequest::default()
                 })
                 .await?;
+            if written.status == crate::service::WriteStatus::Skipped {
+                skipped_turns += 1;
+                if evidence.contains(turn.dia_id.as_str()) {
+                    skipped_evidence_turns += 1;
+                }
+            }
             memories.extend(written.memory_id);
         }
     }
@@ -231,6 +256,8 @@ pub async fn retrieval_eval(
             conversations: conversations.len(),
             turns: texts.len(),
             memories: memories.len(),
+            skipped_turns,
+            skipped_evidence_turns,
             overall: overall.scores(),
             per_category: CATEGORIES
                 .iter()

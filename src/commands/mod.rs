@@ -6,6 +6,7 @@ mod bench;
 mod candidates;
 mod connection;
 mod eval;
+mod integrity;
 mod jobs;
 mod mcp;
 mod memory;
@@ -64,6 +65,18 @@ enum Command {
     /// Re-embed every memory with the configured embedder (or `--embedder`) and rebuild the
     /// vector index.
     Reindex,
+    /// Check every row's signature, hot and archived: prints what failed (exit 1 if any).
+    Verify,
+    /// Sign rows again with the current key: those a previous key signed (after a rotation:
+    /// the old key in `signing_previous_keys`).
+    Resign {
+        /// Also the rows that fail their check: you accept them as they now stand.
+        #[arg(long)]
+        all: bool,
+        /// Say how many rows would be signed; change nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
     /// Local embedding models: `models pull MODEL_ID`.
     #[command(subcommand)]
     Models(models::ModelsCommand),
@@ -126,6 +139,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Stats => admin::stats(settings).await,
         Command::Migrate => admin::migrate(settings).await,
         Command::Reindex => admin::reindex(settings).await,
+        Command::Verify => integrity::verify(settings).await,
+        Command::Resign { all, dry_run } => integrity::resign(settings, all, dry_run).await,
         Command::Models(command) => models::run(settings, command).await,
         Command::Config => {
             print!("{}", settings.to_masked_toml());

@@ -40,6 +40,10 @@ pub struct Memory {
     pub embedding_model: String,
     #[serde(skip)]
     pub embedding: Vec<f32>,
+    /// The server's HMAC over what the row says (`signing`): `<key id>:<hex>`. Travels with
+    /// the row into the archive and its objects; never shown to callers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signature: Option<String>,
 }
 
 impl Memory {
@@ -105,6 +109,7 @@ impl NewMemory {
             deprecated_by: None,
             embedding_model: self.embedding_model,
             embedding: self.embedding,
+            signature: None,
         }
     }
 }

@@ -5,6 +5,10 @@
 //! What is firing is kept in the database (`meta`), so a restart or another replica resolves
 //! what this one fired. With `evict = true` (off by default), a store over `max_total` first
 //! archives its lowest-ranked active memories (importance × recency) to `memories_archive`.
+//!
+//! The same path carries the integrity alert: while the store lists rows whose signature
+//! failed (`tampered`, filled by reads and `hindsight verify`), `HindsightTamperedRows` fires
+//! (severity `critical`, one per namespace), resolved once `verify` finds them good or gone.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -26,6 +30,8 @@ pub const SPEC: JobSpec = JobSpec {
 };
 
 pub const ALERT_NAME: &str = "HindsightMemoryCapacity";
+/// Rows that failed their signature check.
+pub const TAMPERED_ALERT_NAME: &str = "HindsightTamperedRows";
 /// The `namespace` label of the store-wide alert.
 pub const ALL_NAMESPACES: &str = "_all";
 const FIRING_META_KEY: &str = "capacity_alerts_firing";
@@ -188,8 +194,16 @@ impl Capacity {
 /// One alert: a namespace (or `_all`) at a severity.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct AlertKey {
+    /// `HindsightMemoryCapacity` (what a state saved before the integrity alert holds) or
+    /// `HindsightTamperedRows`.
+    #[serde(default = "capacity_alert_name")]
+    pub alertname: String,
     pub namespace: String,
     pub severity: String,
+}
+
+fn capacity_alert_name() -> String {
+    ALERT_NAME.to_owned()
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -215,6 +229,7 @@ impl Capacity {
             };
             alerts.push(Alert {
                 key: AlertKey {
+                    alertname: ALERT_NAME.to_owned(),
                     namespace: namespace.to_owned(),
                     severity: severity.to_owned(),
                 },
@@ -237,10 +252,18 @@ impl Capacity {
         now: DateTime<Utc>,
     ) -> serde_json::Value {
         let alert = |key: &AlertKey, ends: DateTime<Utc>, description: String| {
+            let summary = if key.alertname == TAMPERED_ALERT_NAME {
+                format!(
+                    "hindsight rows failed their signature check ({})",
+                    key.namespace
+                )
+            } else {
+                format!("hindsight memory store near capacity ({})", key.namespace)
+            };
             json!({
-                "labels": {"alertname": ALERT_NAME, "namespace": key.namespace, "severity": key.severity},
+                "labels": {"alertname": key.alertname, "namespace": key.namespace, "severity": key.severity},
                 "annotations": {
-                    "summary": format!("hindsight memory store near capacity ({})", key.namespace),
+                    "summary": summary,
                     "description": description,
                 },
                 "endsAt": ends.to_rfc3339(),
@@ -249,11 +272,15 @@ impl Capacity {
         let mut alerts: Vec<_> = firing
             .iter()
             .map(|a| {
-                alert(
-                    &a.key,
-                    now + FIRING_VALIDITY,
-                    format!("{} active memories, limit {}", a.count, a.limit),
-                )
+                let description = if a.key.alertname == TAMPERED_ALERT_NAME {
+                    format!(
+                        "{} rows changed outside hindsight are not served; see `hindsight verify`",
+                        a.count
+                    )
+                } else {
+                    format!("{} active memories, limit {}", a.count, a.limit)
+                };
+                alert(&a.key, now + FIRING_VALIDITY, description)
             })
             .collect();
         alerts.extend(
@@ -304,7 +331,23 @@ impl Job for Capacity {
             active = active_counts().await?;
             total = active.values().sum();
         }
-        let firing = self.evaluate(&active);
+        let mut firing = self.evaluate(&active);
+        let mut tampered = BTreeMap::<String, i64>::new();
+        for row in ctx.db.tampered().await? {
+            *tampered.entry(row.namespace).or_default() += 1;
+        }
+        for (namespace, count) in &tampered {
+            tracing::error!(%namespace, rows = count, "rows failed their signature check");
+            firing.push(Alert {
+                key: AlertKey {
+                    alertname: TAMPERED_ALERT_NAME.to_owned(),
+                    namespace: namespace.clone(),
+                    severity: "critical".to_owned(),
+                },
+                count: *count,
+                limit: 0,
+            });
+        }
         let previous: Vec<AlertKey> = ctx
             .db
             .meta_get(FIRING_META_KEY)
@@ -315,7 +358,7 @@ impl Job for Capacity {
             .into_iter()
             .filter(|k| !firing.iter().any(|a| &a.key == k))
             .collect();
-        for alert in &firing {
+        for alert in firing.iter().filter(|a| a.key.alertname == ALERT_NAME) {
             tracing::warn!(namespace = %alert.key.namespace, severity = %alert.key.severity,
                 count = alert.count, limit = alert.limit, "memory store near capacity");
         }
@@ -327,6 +370,10 @@ impl Job for Capacity {
             ..JobStats::default()
         };
         stats.details.insert("active_total".into(), json!(total));
+        stats.details.insert(
+            "tampered_rows".into(),
+            json!(tampered.values().sum::<i64>()),
+        );
         ctx.metrics.capacity_active(total);
         if self.evict {
             let key = if ctx.dry_run {

@@ -26,7 +26,7 @@ use crate::service::{
 };
 use crate::store::{
     AuditEntry, AuditStore, Candidate, CandidateId, Database, QuarantineDecision, Quarantined,
-    RestoreSelector, RunRecord, TokenRecord,
+    RestoreSelector, RowTable, RunRecord, TokenRecord,
 };
 
 /// What a process that owns the data dir but runs no daemon (a CLI command) assembles on
@@ -233,11 +233,25 @@ impl Operations for LocalOperations {
         Ok(self.service().await?.forget(&request).await?)
     }
 
+    /// A row whose signature fails is not served: the caller hears it failed its check.
     async fn get(&self, id: MemoryId) -> Result<Memory, OperationError> {
-        self.db
+        let row = self
+            .db
             .get(id)
             .await?
-            .ok_or(OperationError::MemoryNotFound(id))
+            .ok_or(OperationError::MemoryNotFound(id))?;
+        let metrics = self.service.get().map(|s| s.metrics().as_ref());
+        let store: &dyn crate::store::IntegrityStore = self.db.as_ref();
+        match crate::service::integrity::checked(store, metrics, RowTable::Memories, vec![row])
+            .await
+            .pop()
+        {
+            Some(row) => Ok(Memory {
+                signature: None,
+                ..row
+            }),
+            None => Err(OperationError::Tampered(id)),
+        }
     }
 
     async fn stats(&self) -> Result<Stats, OperationError> {
@@ -363,7 +377,10 @@ impl Operations for LocalOperations {
     ) -> Result<Candidate, OperationError> {
         let runner = self.runner().await?.clone();
         detached("candidate approval", async move {
-            Ok(review::approve(runner.service(), runner.db().as_ref(), id, &approval).await?)
+            Ok(
+                review::approve(runner.service(), runner.db().as_ref(), id, &approval, true)
+                    .await?,
+            )
         })
         .await
     }

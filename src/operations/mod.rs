@@ -271,6 +271,11 @@ pub enum OperationError {
     Invalid { field: &'static str, rule: String },
     #[error("no memory with id {0}")]
     MemoryNotFound(MemoryId),
+    #[error(
+        "memory {0} failed its signature check (changed outside hindsight) and is not served; \
+         an operator can see it with `hindsight verify`"
+    )]
+    Tampered(MemoryId),
     #[error("{0}")]
     Forbidden(String),
     #[error("no active token named {0:?}")]
@@ -311,7 +316,7 @@ impl OperationError {
             Self::MemoryNotFound(_) | Self::TokenNotFound(_) | Self::HeldNotFound(_) => {
                 ErrorKind::NotFound
             }
-            Self::HeldNotPending { .. } => ErrorKind::Conflict,
+            Self::HeldNotPending { .. } | Self::Tampered(_) => ErrorKind::Conflict,
             Self::Forbidden(_) => ErrorKind::Forbidden,
             Self::Store(StoreError::TokenNameTaken(_)) => ErrorKind::Conflict,
             Self::Remote { status, .. } => match status {

@@ -9,10 +9,12 @@
 
 mod card;
 mod rules;
+mod triage;
 
 use std::path::Path;
 
-pub use rules::{Action, RuleError};
+pub use rules::{Action, ContradictionAction, RuleError};
+pub use triage::Triaged;
 
 /// The repository's `screening.toml`, used when the operator has none.
 const BUILTIN: &str = include_str!("../../screening.toml");
@@ -49,6 +51,8 @@ pub enum Verdict {
 pub struct Screen {
     version: String,
     rules: Vec<rules::Rule>,
+    triage: triage::Triage,
+    contradiction: ContradictionAction,
 }
 
 impl Screen {
@@ -81,6 +85,16 @@ impl Screen {
 
     pub fn rule_names(&self) -> impl Iterator<Item = &str> {
         self.rules.iter().map(|r| r.name.as_str())
+    }
+
+    /// What a write contradicting an active fact of its namespace gets.
+    pub fn contradiction(&self) -> ContradictionAction {
+        self.contradiction
+    }
+
+    /// The importance a write that gives none gets, and the triage rule that set it.
+    pub fn triage(&self, text: &str) -> Triaged {
+        self.triage.score(text)
     }
 
     /// Every rule that matches `text`, in the file's order.

@@ -32,6 +32,27 @@ struct File {
     extends_builtin: bool,
     #[serde(default, rename = "rule")]
     rules: Vec<RuleSpec>,
+    /// Scores for writes that give no importance (`triage.rs`).
+    triage: Option<super::triage::TriageSpec>,
+    contradiction: Option<ContradictionSpec>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ContradictionSpec {
+    action: ContradictionAction,
+}
+
+/// What happens to a write that contradicts an active fact of its namespace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ContradictionAction {
+    /// The new fact supersedes the old one (kept, deprecated).
+    Supersede,
+    /// Held for a reviewer.
+    Quarantine,
+    /// Refused.
+    Reject,
 }
 
 #[derive(Deserialize)]
@@ -151,6 +172,8 @@ pub(super) fn parse(text: &str, path: &str, builtin: Option<&str>) -> Result<Scr
     }
     let mut rules = Vec::new();
     let mut version = file.version.trim().to_owned();
+    let mut triage = super::triage::Triage::neutral();
+    let mut contradiction = ContradictionAction::Supersede;
     if file.extends_builtin {
         let base = builtin.ok_or_else(|| {
             invalid("extends_builtin: only an operator's file can extend the built-in rules".into())
@@ -158,6 +181,19 @@ pub(super) fn parse(text: &str, path: &str, builtin: Option<&str>) -> Result<Scr
         let base = parse(base, "(built-in screening.toml)", None)?;
         version = format!("{} + {version}", base.version);
         rules = base.rules;
+        triage = base.triage;
+        contradiction = base.contradiction;
+    }
+    if let Some(spec) = file.contradiction {
+        contradiction = spec.action;
+    }
+    if let Some(spec) = file.triage {
+        let own = super::triage::Triage::compile(spec).map_err(invalid)?;
+        triage = if file.extends_builtin {
+            triage.extended_by(own)
+        } else {
+            own
+        };
     }
     for spec in file.rules {
         let rule = compile(spec).map_err(invalid)?;
@@ -173,7 +209,12 @@ pub(super) fn parse(text: &str, path: &str, builtin: Option<&str>) -> Result<Scr
             )));
         }
     }
-    Ok(Screen { version, rules })
+    Ok(Screen {
+        version,
+        rules,
+        triage,
+        contradiction,
+    })
 }
 
 fn compile(spec: RuleSpec) -> Result<Rule, String> {

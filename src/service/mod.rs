@@ -9,6 +9,7 @@
 
 mod forget;
 pub mod fusion;
+pub mod integrity;
 mod maintenance;
 pub mod requests;
 mod responses;

@@ -150,6 +150,8 @@ pub struct ValidWrite {
     pub content: Content,
     pub memory_type: MemoryType,
     pub importance: Importance,
+    /// The writer gave `importance`; otherwise write triage scores the content.
+    pub importance_given: bool,
     pub ttl: Option<Duration>,
     pub namespace: Namespace,
     pub entity: Option<String>,
@@ -326,6 +328,7 @@ impl WriteRequest {
             content,
             memory_type,
             importance,
+            importance_given: self.importance.is_some(),
             ttl,
             namespace: namespace(self.namespace.as_deref())?,
             entity,

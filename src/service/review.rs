@@ -68,11 +68,14 @@ impl ReviewError {
 /// memory's id. The memory's `source` records the candidate and its episodes. It happened (its
 /// `occurred_at`) when approved: the reviewer says it holds now, so a keyed fact supersedes the
 /// active one whatever the dates of its episodes.
+/// `by_person`: a reviewer approved it, so the screen's hold rules (a contradiction held for
+/// review) do not hold it again; the distill job's auto-approve passes `false`.
 pub async fn approve(
     service: &MemoryService,
     db: &dyn DistillStore,
     id: CandidateId,
     approval: &Approval,
+    by_person: bool,
 ) -> Result<Candidate, ReviewError> {
     let reviewer = bounded("reviewer", approval.reviewer.as_deref())?;
     let candidate = pending(db, id).await?;
@@ -100,7 +103,11 @@ pub async fn approve(
         })),
         ..WriteRequest::default()
     };
-    let written = service.write(&request).await?;
+    let written = if by_person {
+        service.write_released(&request).await?
+    } else {
+        service.write(&request).await?
+    };
     let memory_id = written.memory_id.ok_or(ReviewError::Skipped(importance))?;
     let review = Review {
         status: CandidateStatus::Approved,
@@ -162,6 +169,9 @@ pub async fn detail(
     candidate: Candidate,
 ) -> Result<CandidateDetail, StoreError> {
     let found = store.get_many(&candidate.source_ids).await?;
+    // A reviewer never sees an episode changed outside hindsight: it counts as missing.
+    let found =
+        super::integrity::checked(store, None, crate::store::RowTable::Memories, found).await;
     let missing_episodes = candidate
         .source_ids
         .iter()

@@ -11,11 +11,11 @@ use chrono::Utc;
 
 use super::fusion::{ArmScores, fuse};
 use super::requests::SearchRequest;
-use super::{MemoryService, SearchHit, SearchResult, ServiceError};
+use super::{MemoryService, SearchHit, SearchResult, ServiceError, integrity};
 use crate::domain::Status;
 use crate::embed::cosine;
 use crate::index::IndexQuery;
-use crate::store::{LexicalHits, LexicalQuery};
+use crate::store::{LexicalHits, LexicalQuery, RowTable};
 
 impl MemoryService {
     pub async fn search(&self, request: &SearchRequest) -> Result<SearchResult, ServiceError> {
@@ -101,10 +101,18 @@ impl MemoryService {
         }
         let ids: Vec<_> = candidates.keys().copied().collect();
         let rows = self.store.get_many(&ids).await?;
+        let found = rows.len();
+        let rows = integrity::checked(
+            self.store.as_ref(),
+            Some(self.metrics.as_ref()),
+            RowTable::Memories,
+            rows,
+        )
+        .await;
 
         // Points whose row is gone (a hard forget interrupted before the index delete) are
         // cleaned up here; they are never returned.
-        if rows.len() < ids.len() {
+        if found < ids.len() {
             let found: std::collections::HashSet<_> = rows.iter().map(|m| m.id).collect();
             let orphans: Vec<_> = dense
                 .iter()

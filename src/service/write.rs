@@ -6,10 +6,10 @@ use uuid::Uuid;
 
 use super::requests::{ValidWrite, WriteRequest};
 use super::{MemoryService, ServiceError, WriteResult, WriteStatus};
-use crate::domain::{Content, FactKey, Memory, MemoryType, NewMemory, Status};
+use crate::domain::{Content, FactKey, Importance, Memory, MemoryType, NewMemory, Status};
 use crate::embed::cosine;
 use crate::index::IndexQuery;
-use crate::screening::Verdict;
+use crate::screening::{ContradictionAction, Verdict};
 use crate::store::MergeUpdate;
 
 /// How many nearest neighbours the dedup check looks at.
@@ -36,9 +36,65 @@ impl MemoryService {
     ) -> Result<WriteResult, ServiceError> {
         let mut valid = request.validate(self.rules.max_content_chars)?;
         let redacted = self.screen_content(&mut valid, released)?;
+        let triaged = self.triage(&mut valid);
+        if !released {
+            self.check_contradiction(&valid).await?;
+        }
         let mut result = self.write_valid(valid).await?;
+        if let (WriteStatus::Skipped, Some(rule)) = (&result.status, triaged) {
+            result.reason = Some(format!("triage:{rule}"));
+        }
         result.redacted = redacted;
         Ok(result)
+    }
+
+    /// `screening.toml`'s `[contradiction]`: a fact whose namespace holds an active semantic
+    /// fact of the same entity and attribute saying something else is held for a reviewer or
+    /// refused, unless the action is `supersede` (the write path's own rule then applies).
+    async fn check_contradiction(&self, valid: &ValidWrite) -> Result<(), ServiceError> {
+        let action = self.screen.contradiction();
+        let (Some(entity), Some(attribute)) = (&valid.entity, &valid.attribute) else {
+            return Ok(());
+        };
+        if action == ContradictionAction::Supersede {
+            return Ok(());
+        }
+        let said = |text: &str| text.trim().to_lowercase();
+        let new = said(valid.content.as_str());
+        let contradicted = self
+            .store
+            .active_facts(&valid.namespace, entity, attribute)
+            .await?
+            .into_iter()
+            .any(|m| m.memory_type == MemoryType::Semantic && said(&m.content) != new);
+        if !contradicted {
+            return Ok(());
+        }
+        let (rule, kind) = ("contradiction".to_owned(), "contradiction".to_owned());
+        tracing::info!(namespace = %valid.namespace, ?action, "a write contradicts an active fact");
+        Err(match action {
+            ContradictionAction::Reject => ServiceError::Screened { rule, kind },
+            _ => ServiceError::Held { rule, kind },
+        })
+    }
+
+    /// Write triage (`screening.toml`'s `[triage]`): a write without an importance gets the
+    /// score of the first rule its content matches, stored with the memory in its metadata
+    /// (`hindsight_triage: {rule, score}`). The rule's name, when one set it.
+    fn triage(&self, valid: &mut ValidWrite) -> Option<String> {
+        if valid.importance_given {
+            return None;
+        }
+        let triaged = self.screen.triage(valid.content.as_str());
+        valid.importance = Importance::parse(triaged.score).unwrap_or_default();
+        if let serde_json::Value::Object(map) = &mut valid.metadata {
+            map.insert(
+                "hindsight_triage".to_owned(),
+                json!({"rule": triaged.rule, "score": triaged.score}),
+            );
+        }
+        tracing::debug!(rule = %triaged.rule, score = triaged.score, "write triaged");
+        Some(triaged.rule)
     }
 
     /// The write screen over everything a search returns to agents: the content, and the

@@ -32,6 +32,7 @@ use crate::lock::{Acquired, DataDirLock, Endpoint, LockError, read_endpoint};
 use crate::metrics::Metrics;
 use crate::operations::{Assemble, LocalOperations, OperationError, RemoteOperations};
 use crate::service::{MemoryService, Rules, ServiceError};
+use crate::signing::Signer;
 use crate::store::{Database, MemoryStore, PoolSize, PostgresStore, SqliteStore, StoreError};
 
 #[derive(Debug, thiserror::Error)]
@@ -72,6 +73,8 @@ pub enum StartupError {
     Serve(String),
     #[error("screening: {0}")]
     Screening(#[from] crate::screening::RuleError),
+    #[error("signing: {0}")]
+    Signing(#[from] crate::signing::SigningError),
     #[error("data dir {0} is locked by a process that publishes no endpoint (an older hindsight?)")]
     NoEndpoint(String),
 }
@@ -84,6 +87,14 @@ pub async fn open_store(settings: &Settings) -> Result<Arc<dyn MemoryStore>, Sta
 
 /// `open_store` with every view of the database (memories, job ledger, maintenance moves).
 pub async fn open_database(settings: &Settings) -> Result<Arc<dyn Database>, StartupError> {
+    open_database_signed(settings, signer(settings)?).await
+}
+
+/// `open_database` with these keys (`hindsight resign --all` accepts foreign rows).
+pub async fn open_database_signed(
+    settings: &Settings,
+    signer: Signer,
+) -> Result<Arc<dyn Database>, StartupError> {
     std::fs::create_dir_all(&settings.data_dir)?;
     Ok(match settings.postgres_url() {
         Some(url) => Arc::new(
@@ -93,11 +104,22 @@ pub async fn open_database(settings: &Settings) -> Result<Arc<dyn Database>, Sta
                     min: settings.db_pool_min,
                     max: settings.db_pool_max,
                 },
+                signer,
             )
             .await?,
         ),
-        None => Arc::new(SqliteStore::open(&settings.sqlite_path()).await?),
+        None => Arc::new(SqliteStore::open(&settings.sqlite_path(), signer).await?),
     })
+}
+
+/// The row-signing keys: `signing_key`, else the data dir's `signing.key`; and the previous
+/// ones.
+pub fn signer(settings: &Settings) -> Result<Signer, StartupError> {
+    Ok(Signer::for_data_dir(
+        &settings.data_dir,
+        settings.signing_key.as_ref(),
+        &settings.signing_previous_keys,
+    )?)
 }
 
 /// The index `qdrant_url` names: a Qdrant server shared by replicas, or the embedded one

@@ -214,7 +214,7 @@ pub trait MaintenanceStore: Send + Sync + 'static {
 pub(super) const ARCHIVE_COLUMNS: &str = "id, namespace, memory_type, content, importance, status, \
      entity, attribute, source, merged_sources, metadata, created_at, updated_at, expires_at, \
      last_accessed_at, access_count, deprecated_at, deprecated_by, embedding_model, embedding, \
-     occurred_at, lexical, archived_at";
+     occurred_at, signature, lexical, archived_at";
 
 /// What an archived row keeps of its hot row: every column, status `archived`, and `$at`
 /// (the placeholder the caller binds the archive time to).
@@ -223,7 +223,7 @@ pub(super) fn archive_select(at: &str) -> String {
         "id, namespace, memory_type, content, importance, 'archived', entity, attribute, source, \
          merged_sources, metadata, created_at, updated_at, expires_at, last_accessed_at, \
          access_count, deprecated_at, deprecated_by, embedding_model, embedding, occurred_at, \
-         lexical, {at}"
+         signature, lexical, {at}"
     )
 }
 
@@ -231,7 +231,7 @@ pub(super) fn archive_select(at: &str) -> String {
 pub(super) const RESTORE_COLUMNS: &str = "id, namespace, memory_type, content, importance, status, \
      entity, attribute, source, merged_sources, metadata, created_at, updated_at, expires_at, \
      last_accessed_at, access_count, deprecated_at, deprecated_by, embedding_model, embedding, \
-     occurred_at, lexical, index_pending";
+     occurred_at, signature, lexical, index_pending";
 
 /// What a restored row gets back: active, updated and last accessed at `$at` (someone wanted
 /// it: the archive job leaves it alone for another `min_age_days`), pending for the index.
@@ -240,7 +240,7 @@ pub(super) fn restore_select(at: &str, pending: &str) -> String {
         "id, namespace, memory_type, content, importance, 'active', entity, attribute, source, \
          merged_sources, metadata, created_at, {at}, expires_at, {at}, \
          access_count, deprecated_at, deprecated_by, embedding_model, embedding, occurred_at, \
-         lexical, {pending}"
+         signature, lexical, {pending}"
     )
 }
 

@@ -4,6 +4,7 @@
 
 mod audit;
 mod distill;
+mod integrity;
 mod ledger;
 mod maintenance;
 mod postgres;
@@ -22,6 +23,10 @@ pub use audit::{AuditEntry, AuditStore};
 pub use distill::{
     Candidate, CandidateId, CandidateStatus, ClusterOutcome, DistillMethod, DistillStore,
     DistilledCluster, Evidence, EvidenceTo, Review,
+};
+pub use integrity::{
+    IntegrityStore, ResignReport, RowTable, TamperedRow, VerifyReport, adopt, resign_all,
+    verify_all,
 };
 pub use ledger::{RunLedger, RunRecord, RunStatus};
 pub use maintenance::{
@@ -55,6 +60,13 @@ pub enum StoreError {
     Corrupt { id: String, reason: String },
     #[error("an active token is already named {0:?}; revoke it first or choose another name")]
     TokenNameTaken(String),
+    #[error(
+        "this database's newest rows are signed with key {found}, and this server's signing key \
+         is {ours}: every process on one database needs the same key (`signing_key`, \
+         HINDSIGHT_SIGNING_KEY); after a rotation, name the old key in `signing_previous_keys` \
+         until `hindsight resign` has run"
+    )]
+    ForeignSigningKey { found: String, ours: String },
 }
 
 /// An INSERT's error: the partial unique index refusing a second active fact becomes
@@ -194,7 +206,7 @@ fn parse_type_and_status(
 /// came last, migration 0009: the statements that bind a whole row keep their positions).
 const COLUMNS: &str = "id, namespace, memory_type, content, importance, status, entity, attribute, \
      source, merged_sources, metadata, created_at, updated_at, expires_at, last_accessed_at, \
-     access_count, deprecated_at, deprecated_by, embedding_model, embedding, occurred_at";
+     access_count, deprecated_at, deprecated_by, embedding_model, embedding, occurred_at, signature";
 
 /// `counts()`: the same SQL on both backends, decoded by `count_row`.
 const COUNTS_SQL: &str = "SELECT namespace, memory_type, status, COUNT(*) AS n FROM memories \
@@ -300,7 +312,7 @@ impl Drop for StoreLock {
 }
 
 #[async_trait]
-pub trait MemoryStore: Send + Sync + 'static {
+pub trait MemoryStore: IntegrityStore + Send + Sync + 'static {
     /// Wait for, then hold, the database-wide lock named `key` until the returned value drops:
     /// how processes sharing one database serialise work (a write's dedup scope, an index
     /// refill). A single-process store (SQLite) returns at once.
@@ -415,6 +427,7 @@ pub trait Database:
     + TokenStore
     + AuditStore
     + QuarantineStore
+    + IntegrityStore
 {
 }
 
@@ -426,5 +439,6 @@ impl<T> Database for T where
         + TokenStore
         + AuditStore
         + QuarantineStore
+        + IntegrityStore
 {
 }

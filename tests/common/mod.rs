@@ -46,7 +46,11 @@ pub async fn service_with(
     index: Arc<dyn VectorIndex>,
     embedder: Arc<dyn Embedder>,
 ) -> MemoryService {
-    let store = Arc::new(SqliteStore::open(&dir.join("hindsight.db")).await.unwrap());
+    let store = Arc::new(
+        SqliteStore::open(&dir.join("hindsight.db"), signer(dir))
+            .await
+            .unwrap(),
+    );
     MemoryService::start(store, index, embedder, Rules::default())
         .await
         .unwrap()
@@ -387,4 +391,42 @@ pub fn assert_suite_lists_every_function(
         unknown.is_empty(),
         "{suite}: {unknown:?} listed but not defined"
     );
+}
+
+/// The row-signing key of a store in `dir`: its `signing.key`, as the daemon with that data
+/// dir reads it (created by whichever comes first).
+pub fn signer(dir: &Path) -> hindsight::signing::Signer {
+    hindsight::signing::Signer::for_data_dir(dir, None, &[]).unwrap()
+}
+
+/// One fixed key for stores on a shared PostgreSQL database opened by several pools or
+/// processes of the tests (replicas must share a key).
+pub fn test_signer() -> hindsight::signing::Signer {
+    hindsight::signing::Signer::new(
+        hindsight::secret::Secret::new("hindsight-tests-shared-signing-key-0001"),
+        vec![],
+    )
+    .unwrap()
+}
+
+/// An episodic row in namespace `tests`, ready for `MemoryStore::insert`.
+pub fn store_row(content: &str) -> hindsight::domain::Memory {
+    let now = chrono::Utc::now();
+    hindsight::domain::NewMemory {
+        id: uuid::Uuid::now_v7(),
+        namespace: hindsight::domain::Namespace::parse("tests").unwrap(),
+        memory_type: hindsight::domain::MemoryType::Episodic,
+        content: hindsight::domain::Content::parse(content, 10_000).unwrap(),
+        importance: hindsight::domain::Importance::parse(0.5).unwrap(),
+        entity: None,
+        attribute: None,
+        source: serde_json::json!({"test": true, "n": 1.0}),
+        metadata: serde_json::json!({}),
+        created_at: now,
+        occurred_at: now,
+        expires_at: None,
+        embedding_model: "test".to_owned(),
+        embedding: vec![0.25; 8],
+    }
+    .into_memory()
 }

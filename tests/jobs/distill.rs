@@ -592,7 +592,7 @@ pub async fn candidates_are_approved_through_the_write_path_and_rejected_with_a_
         importance: Some(1.5),
         ..Approval::default()
     };
-    let err = review::approve(&f.service, f.db.as_ref(), editor.id, &bad)
+    let err = review::approve(&f.service, f.db.as_ref(), editor.id, &bad, true)
         .await
         .unwrap_err();
     assert!(
@@ -610,7 +610,7 @@ pub async fn candidates_are_approved_through_the_write_path_and_rejected_with_a_
         importance: Some(0.9),
         reviewer: Some("ana".to_owned()),
     };
-    let approved = review::approve(&f.service, f.db.as_ref(), editor.id, &approval)
+    let approved = review::approve(&f.service, f.db.as_ref(), editor.id, &approval, true)
         .await
         .unwrap();
     assert_eq!(approved.status, CandidateStatus::Approved);
@@ -639,7 +639,14 @@ pub async fn candidates_are_approved_through_the_write_path_and_rejected_with_a_
     );
     assert_eq!(superseded.deprecated_by, Some(memory.id));
 
-    let again = review::approve(&f.service, f.db.as_ref(), editor.id, &Approval::default()).await;
+    let again = review::approve(
+        &f.service,
+        f.db.as_ref(),
+        editor.id,
+        &Approval::default(),
+        true,
+    )
+    .await;
     assert!(
         matches!(
             again,

@@ -278,6 +278,7 @@ mod tests {
                 deprecated_by: None,
                 embedding_model: "test/2".into(),
                 embedding: vec![],
+                signature: None,
             },
             embedding: vec![0.5, -0.5],
             lexical: Some("user ask report".into()),

@@ -326,6 +326,14 @@ impl Distill {
             .db
             .undistilled_episodes(namespace, since, self.max_episodes)
             .await?;
+        // An episode changed outside hindsight must not become knowledge.
+        let episodes = crate::service::integrity::checked(
+            ctx.db.as_ref(),
+            Some(ctx.metrics.as_ref()),
+            crate::store::RowTable::Memories,
+            episodes,
+        )
+        .await;
         tally.episodes += episodes.len() as u64;
         let vectors: Vec<Vec<f32>> = episodes.iter().map(|m| m.embedding.clone()).collect();
         let params = ClusterParams {
@@ -493,7 +501,15 @@ impl Distill {
                 reviewer: Some(AUTO_REVIEWER.to_owned()),
                 ..Approval::default()
             };
-            match review::approve(&ctx.service, ctx.db.as_ref(), candidate.id, &approval).await {
+            match review::approve(
+                &ctx.service,
+                ctx.db.as_ref(),
+                candidate.id,
+                &approval,
+                false,
+            )
+            .await
+            {
                 Ok(_) => tally.auto_approved += 1,
                 // It stays pending for a human.
                 Err(e) => tracing::warn!(candidate = %candidate.id, error = %e,

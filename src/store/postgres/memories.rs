@@ -3,9 +3,11 @@
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
+use super::integrity::{resign_ids, sign_rows};
 use super::*;
 use crate::domain::{Memory, MemoryId, Namespace};
 use crate::lexical;
+use crate::store::RowTable;
 
 #[async_trait]
 impl MemoryStore for PostgresStore {
@@ -54,7 +56,7 @@ impl MemoryStore for PostgresStore {
     async fn insert(&self, memory: &Memory) -> Result<Inserted, StoreError> {
         let (Some(entity), Some(attribute)) = (&memory.entity, &memory.attribute) else {
             // Not a fact: nothing to supersede, so one autocommitted statement will do.
-            insert_row(&self.pool, memory).await?;
+            insert_row(&self.pool, &self.signer, memory).await?;
             return Ok(Inserted::default());
         };
         let mut tx = self.pool.begin().await?;
@@ -83,6 +85,7 @@ impl MemoryStore for PostgresStore {
         .fetch_all(&mut *tx)
         .await?;
         let superseded = rows_to_memories(&rows)?;
+        let superseded = sign_rows(&mut tx, &self.signer, RowTable::Memories, superseded).await?;
         let superseded_by: Option<MemoryId> = sqlx::query_scalar(
             "SELECT id FROM memories \
              WHERE namespace = $1 AND entity = $2 AND attribute = $3 AND status = 'active'",
@@ -94,6 +97,7 @@ impl MemoryStore for PostgresStore {
         .await?;
         insert_row(
             &mut *tx,
+            &self.signer,
             &memory.clone().deprecated_on_arrival(superseded_by, now),
         )
         .await?;
@@ -145,8 +149,18 @@ impl MemoryStore for PostgresStore {
                 .execute(&mut *tx)
                 .await?;
         }
+        let Some(row) = row else {
+            return Ok(None);
+        };
+        let signed = sign_rows(
+            &mut tx,
+            &self.signer,
+            RowTable::Memories,
+            vec![row_to_memory(&row)?],
+        )
+        .await?;
         tx.commit().await?;
-        row.as_ref().map(row_to_memory).transpose()
+        Ok(signed.into_iter().next())
     }
 
     async fn get(&self, id: MemoryId) -> Result<Option<Memory>, StoreError> {
@@ -310,6 +324,7 @@ impl MemoryStore for PostgresStore {
                  SELECT DISTINCT place, id FROM found"
             )
         };
+        let mut tx = self.pool.begin().await?;
         let rows: Vec<(i32, MemoryId)> = sqlx::query_as(sqlx::AssertSqlSafe(sql))
             .bind(id)
             .bind(namespace)
@@ -317,7 +332,7 @@ impl MemoryStore for PostgresStore {
             .bind(entity)
             .bind(created_before)
             .bind(ms(at))
-            .fetch_all(&self.pool)
+            .fetch_all(&mut *tx)
             .await?;
         let mut forgotten = Forgotten::default();
         for (place, id) in rows {
@@ -334,6 +349,17 @@ impl MemoryStore for PostgresStore {
         ] {
             ids.sort();
         }
+        if !hard {
+            resign_ids(&mut tx, &self.signer, RowTable::Memories, &forgotten.hot).await?;
+            resign_ids(
+                &mut tx,
+                &self.signer,
+                RowTable::Archive,
+                &forgotten.archived,
+            )
+            .await?;
+        }
+        tx.commit().await?;
         Ok(forgotten)
     }
 
@@ -355,12 +381,20 @@ impl MemoryStore for PostgresStore {
                 returning_columns(CURRENT_VECTOR)
             )
         };
+        let mut tx = self.pool.begin().await?;
         let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
             .bind(ms(now))
             .bind(limit)
-            .fetch_all(&self.pool)
+            .fetch_all(&mut *tx)
             .await?;
-        soonest_expiry_first(rows_to_memories(&rows)?)
+        let rows = rows_to_memories(&rows)?;
+        let rows = if dry_run {
+            rows
+        } else {
+            sign_rows(&mut tx, &self.signer, RowTable::Memories, rows).await?
+        };
+        tx.commit().await?;
+        soonest_expiry_first(rows)
     }
 
     async fn index_pending(&self, limit: i64) -> Result<Vec<Memory>, StoreError> {

@@ -4,6 +4,7 @@
 
 mod audit;
 mod distill;
+mod integrity;
 mod ledger;
 mod maintenance;
 mod memories;
@@ -19,6 +20,7 @@ use sqlx::postgres::{PgPool, PgPoolOptions, PgRow};
 
 use crate::domain::{Memory, MemoryId};
 use crate::lexical;
+use crate::signing::Signer;
 use crate::store::{
     AccessHit, COLUMNS, COUNTS_SQL, CountRow, ForgetSelector, Forgotten, Inserted, LexicalHit,
     LexicalHits, LexicalQuery, MemoryStore, MergeUpdate, StoreError, StoreLock, count_row,
@@ -41,21 +43,24 @@ impl Default for PoolSize {
 
 pub struct PostgresStore {
     pool: PgPool,
+    signer: Signer,
 }
 
 impl PostgresStore {
-    /// Connect and apply the migrations in `migrations/postgres/`.
-    pub async fn connect(url: &str, size: PoolSize) -> Result<Self, StoreError> {
+    /// Connect and apply the migrations in `migrations/postgres/`; rows are signed with
+    /// `signer` (`store::adopt` checks it against the rows already there).
+    pub async fn connect(url: &str, size: PoolSize, signer: Signer) -> Result<Self, StoreError> {
         let pool = PgPoolOptions::new()
             .min_connections(size.min)
             .max_connections(size.max)
             .acquire_timeout(Duration::from_secs(10))
             .connect(url)
             .await?;
-        let store = Self { pool };
+        let store = Self { pool, signer };
         store.migrate().await?;
         store.fill_lexical().await?;
         store.upgrade_lexical().await?;
+        crate::store::adopt(&store).await?;
         Ok(store)
     }
 
@@ -194,6 +199,7 @@ fn row_to_memory(row: &PgRow) -> Result<Memory, StoreError> {
         deprecated_by: row.try_get("deprecated_by")?,
         embedding_model: row.try_get("embedding_model")?,
         embedding: row.try_get("embedding")?,
+        signature: row.try_get("signature")?,
     })
 }
 
@@ -233,7 +239,7 @@ fn fact_lock_key(namespace: &str, entity: &str, attribute: &str) -> String {
     format!("{namespace}\u{1f}{entity}\u{1f}{attribute}")
 }
 
-/// A query with a row's columns bound as `$1`…`$21`, in `COLUMNS` order (the embedding is
+/// A query with a row's columns bound as `$1`…`$22`, in `COLUMNS` order (the embedding is
 /// `$20`): every statement that writes a whole row (an insert, an archive row read back from
 /// an object) binds them here.
 fn bind_memory<'q>(
@@ -262,20 +268,24 @@ fn bind_memory<'q>(
         .bind(&memory.embedding_model)
         .bind(&memory.embedding)
         .bind(ms(memory.occurred_at))
+        .bind(&memory.signature)
 }
 
-/// The INSERT of a new row (active, index pending), on a pool or inside a transaction.
+/// The INSERT of a new row (active, index pending), signed by `signer`, on a pool or inside a
+/// transaction.
 async fn insert_row<'e>(
     executor: impl sqlx::Executor<'e, Database = sqlx::Postgres>,
+    signer: &Signer,
     memory: &Memory,
 ) -> Result<(), StoreError> {
+    let memory = &signer.signed(memory.clone());
     // One statement: the row and its vector are written together or not at all.
     bind_memory(
         sqlx::query(sqlx::AssertSqlSafe(format!(
             "WITH vector AS (INSERT INTO memory_vectors (id, embedding) VALUES ($1, $20)) \
              INSERT INTO memories ({}, index_pending, lexical) \
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, \
-             $18, $19, $21, TRUE, $22)",
+             $18, $19, $21, $22, TRUE, $23)",
             without_embedding(COLUMNS)
         ))),
         memory,

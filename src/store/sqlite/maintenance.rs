@@ -254,7 +254,7 @@ impl MaintenanceStore for SqliteStore {
                 sqlx::query(sqlx::AssertSqlSafe(format!(
                     "INSERT OR IGNORE INTO memories_archive ({ARCHIVE_COLUMNS}) \
                      SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, \
-                     ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23 \
+                     ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24 \
                      WHERE NOT EXISTS (SELECT 1 FROM memories WHERE id = ?1) \
                      AND NOT EXISTS (SELECT 1 FROM forgotten WHERE id = ?1)"
                 ))),

@@ -3,9 +3,11 @@
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
+use super::integrity::{resign_ids, sign_rows};
 use super::*;
 use crate::domain::{Memory, MemoryId, Namespace};
 use crate::lexical;
+use crate::store::RowTable;
 
 #[async_trait]
 impl MemoryStore for SqliteStore {
@@ -26,7 +28,7 @@ impl MemoryStore for SqliteStore {
     async fn insert(&self, memory: &Memory) -> Result<Inserted, StoreError> {
         let (Some(entity), Some(attribute)) = (&memory.entity, &memory.attribute) else {
             // Not a fact: nothing to supersede, so one autocommitted statement will do.
-            insert_row(&self.pool, memory).await?;
+            insert_row(&self.pool, &self.signer, memory).await?;
             return Ok(Inserted::default());
         };
         // IMMEDIATE takes the write lock up front: writers queue here, so the supersede below
@@ -49,6 +51,7 @@ impl MemoryStore for SqliteStore {
         .fetch_all(&mut *tx)
         .await?;
         let superseded = rows_to_memories(&rows)?;
+        let superseded = sign_rows(&mut tx, &self.signer, RowTable::Memories, superseded).await?;
         let later: Option<String> = sqlx::query_scalar(
             "SELECT id FROM memories \
              WHERE namespace = ?1 AND entity = ?2 AND attribute = ?3 AND status = 'active'",
@@ -63,6 +66,7 @@ impl MemoryStore for SqliteStore {
             .transpose()?;
         insert_row(
             &mut *tx,
+            &self.signer,
             &memory.clone().deprecated_on_arrival(superseded_by, now),
         )
         .await?;
@@ -116,8 +120,15 @@ impl MemoryStore for SqliteStore {
         .bind(update.id.to_string())
         .fetch_one(&mut *tx)
         .await?;
+        let signed = sign_rows(
+            &mut tx,
+            &self.signer,
+            RowTable::Memories,
+            vec![row_to_memory(&row)?],
+        )
+        .await?;
         tx.commit().await?;
-        row_to_memory(&row).map(Some)
+        Ok(signed.into_iter().next())
     }
 
     async fn get(&self, id: MemoryId) -> Result<Option<Memory>, StoreError> {
@@ -288,6 +299,10 @@ impl MemoryStore for SqliteStore {
             ids.dedup();
         }
         let [hot, archived, exported] = found;
+        if !hard {
+            resign_ids(&mut tx, &self.signer, RowTable::Memories, &hot).await?;
+            resign_ids(&mut tx, &self.signer, RowTable::Archive, &archived).await?;
+        }
         let forgotten = Forgotten {
             hot,
             archived,
@@ -334,12 +349,20 @@ impl MemoryStore for SqliteStore {
                  WHERE id IN ({due}) RETURNING {COLUMNS}"
             )
         };
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
         let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
             .bind(ms(now))
             .bind(limit)
-            .fetch_all(&self.pool)
+            .fetch_all(&mut *tx)
             .await?;
-        soonest_expiry_first(rows_to_memories(&rows)?)
+        let rows = rows_to_memories(&rows)?;
+        let rows = if dry_run {
+            rows
+        } else {
+            sign_rows(&mut tx, &self.signer, RowTable::Memories, rows).await?
+        };
+        tx.commit().await?;
+        soonest_expiry_first(rows)
     }
 
     async fn index_pending(&self, limit: i64) -> Result<Vec<Memory>, StoreError> {

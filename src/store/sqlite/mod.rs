@@ -4,6 +4,7 @@
 
 mod audit;
 mod distill;
+mod integrity;
 mod ledger;
 mod maintenance;
 mod memories;
@@ -11,7 +12,6 @@ mod quarantine;
 mod tokens;
 
 use std::path::Path;
-use std::str::FromStr;
 use std::time::Duration;
 
 use chrono::{DateTime, TimeZone, Utc};
@@ -24,6 +24,7 @@ use sqlx::sqlite::{
 
 use crate::domain::{Memory, MemoryId};
 use crate::lexical::{self, StatsCache};
+use crate::signing::Signer;
 use crate::store::{
     AccessHit, COLUMNS, COUNTS_SQL, CountRow, ForgetSelector, Forgotten, Inserted, LexicalHit,
     LexicalHits, LexicalQuery, MemoryStore, MergeUpdate, StoreError, StoreLock, corrupt, count_row,
@@ -33,11 +34,13 @@ use crate::store::{
 pub struct SqliteStore {
     pool: SqlitePool,
     document_frequencies: StatsCache<i64>,
+    signer: Signer,
 }
 
 impl SqliteStore {
-    /// Open (creating if needed) the database file and apply migrations.
-    pub async fn open(path: &Path) -> Result<Self, StoreError> {
+    /// Open (creating if needed) the database file and apply migrations; rows are signed with
+    /// `signer` (`store::adopt` checks it against the rows already there).
+    pub async fn open(path: &Path, signer: Signer) -> Result<Self, StoreError> {
         let options = SqliteConnectOptions::new()
             .filename(path)
             .create_if_missing(true)
@@ -53,9 +56,11 @@ impl SqliteStore {
         let store = Self {
             pool,
             document_frequencies: StatsCache::default(),
+            signer,
         };
         store.fill_lexical().await?;
         store.upgrade_lexical().await?;
+        crate::store::adopt(&store).await?;
         Ok(store)
     }
 
@@ -118,12 +123,6 @@ impl SqliteStore {
             }
             tx.commit().await?;
         }
-    }
-
-    /// For tests and tools: open from a URL such as `sqlite://path/to.db`.
-    pub async fn open_url(url: &str) -> Result<Self, StoreError> {
-        let options = SqliteConnectOptions::from_str(url)?;
-        Self::open(options.get_filename()).await
     }
 
     pub fn pool(&self) -> &SqlitePool {
@@ -278,6 +277,7 @@ fn row_to_memory(row: &SqliteRow) -> Result<Memory, StoreError> {
         deprecated_by,
         embedding_model: row.try_get("embedding_model")?,
         embedding,
+        signature: row.try_get("signature")?,
     })
 }
 
@@ -285,7 +285,7 @@ fn rows_to_memories(rows: &[SqliteRow]) -> Result<Vec<Memory>, StoreError> {
     rows.iter().map(row_to_memory).collect()
 }
 
-/// A query with a row's columns bound as `?1`…`?21`, in `COLUMNS` order: every statement that
+/// A query with a row's columns bound as `?1`…`?22`, in `COLUMNS` order: every statement that
 /// writes a whole row (an insert, an archive row read back from an object) binds them here.
 fn bind_memory<'q>(
     query: sqlx::query::Query<'q, sqlx::Sqlite, sqlx::sqlite::SqliteArguments>,
@@ -313,18 +313,22 @@ fn bind_memory<'q>(
         .bind(&memory.embedding_model)
         .bind(embedding_to_bytes(&memory.embedding))
         .bind(ms(memory.occurred_at))
+        .bind(&memory.signature)
 }
 
-/// The INSERT of a new row (active, index pending), on a pool or inside a transaction.
+/// The INSERT of a new row (active, index pending), signed by `signer`, on a pool or inside a
+/// transaction.
 async fn insert_row<'e>(
     executor: impl sqlx::Executor<'e, Database = sqlx::Sqlite>,
+    signer: &Signer,
     memory: &Memory,
 ) -> Result<(), StoreError> {
+    let memory = &signer.signed(memory.clone());
     bind_memory(
         sqlx::query(sqlx::AssertSqlSafe(format!(
             "INSERT INTO memories ({COLUMNS}, index_pending, lexical) \
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, \
-             ?18, ?19, ?20, ?21, 1, ?22)"
+             ?18, ?19, ?20, ?21, ?22, 1, ?23)"
         ))),
         memory,
     )
