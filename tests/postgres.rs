@@ -265,13 +265,36 @@ async fn serve_refused(data_dir: &std::path::Path, envs: &[(&str, &str)]) -> Str
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
+/// The row-signing key replicas share.
+const SHARED_KEY: &str = "replicas-share-this-signing-key-0123456789";
+
+/// A replica with a key of its own is refused, naming the fix, even before any row exists.
+#[tokio::test]
+async fn a_replica_with_another_signing_key_is_refused() {
+    let db = TestDatabase::create().await;
+    let env = [("HINDSIGHT_DATABASE_URL", db.url.as_str())];
+    let dirs = [tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap()];
+    let first = Daemon::start(dirs[0].path(), &env).await;
+    let stderr = serve_refused(dirs[1].path(), &env).await;
+    assert!(
+        stderr.contains("signed with key") && stderr.contains("signing_key"),
+        "{stderr}"
+    );
+    first.stop().await;
+}
+
 /// Two daemons on one database, each with its own embedded index, would each miss the other's
 /// writes: the second is refused with the remedy, and can start once the first is gone — even
 /// when the first was killed with SIGKILL (the server drops the dead session's lock).
 #[tokio::test]
 async fn a_second_daemon_with_an_embedded_index_is_refused() {
     let db = TestDatabase::create().await;
-    let env = [("HINDSIGHT_DATABASE_URL", db.url.as_str())];
+    // Replicas share one signing key (each data dir would otherwise make its own, and the
+    // second would be refused for that first).
+    let env = [
+        ("HINDSIGHT_DATABASE_URL", db.url.as_str()),
+        ("HINDSIGHT_SIGNING_KEY", SHARED_KEY),
+    ];
     let dirs = [tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap()];
 
     let first = Daemon::start(dirs[0].path(), &env).await;
@@ -290,6 +313,7 @@ async fn a_second_daemon_with_an_embedded_index_is_refused() {
             .args(["stats", "--data-dir"])
             .arg(dirs[1].path())
             .env("HINDSIGHT_DATABASE_URL", &db.url)
+            .env("HINDSIGHT_SIGNING_KEY", SHARED_KEY)
             .output()
             .await
             .unwrap();
@@ -325,6 +349,7 @@ async fn replicas_share_one_database_and_one_qdrant_index() {
         ("HINDSIGHT_DATABASE_URL", db.url.as_str()),
         ("HINDSIGHT_QDRANT_URL", qdrant_url.as_str()),
         ("HINDSIGHT_QDRANT_COLLECTION", collection.as_str()),
+        ("HINDSIGHT_SIGNING_KEY", SHARED_KEY),
     ];
     let dirs = [tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap()];
     let a = Daemon::start(dirs[0].path(), &env).await;

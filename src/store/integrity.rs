@@ -74,6 +74,10 @@ pub trait IntegrityStore: Send + Sync {
 
 /// Meta key: set once every row of the store is signed (after the first start that had keys).
 const ROWS_SIGNED: &str = "rows_signed";
+/// Meta key: the id of the key the store's rows are signed with (the first process's, then
+/// whatever `resign` moved them to). A second process with another key is refused even before
+/// any row exists, so two replicas that each made a key of their own cannot both write.
+const KEY_ID: &str = "signing_key_id";
 
 /// What `adopt` refuses.
 pub fn foreign_key_error(kid: &str, signer: &Signer) -> StoreError {
@@ -88,12 +92,17 @@ pub fn foreign_key_error(kid: &str, signer: &Signer) -> StoreError {
 /// once per store, sign the rows written before signatures existed. After that a row without
 /// a signature is one somebody wrote behind the server's back.
 pub async fn adopt<S: IntegrityStore + MemoryStore + ?Sized>(store: &S) -> Result<(), StoreError> {
-    if let Some(signature) = store.newest_signature().await?
-        && let Some(kid) = signature_key_id(&signature)
-        && !store.signer().knows(kid)
-        && !store.signer().accepts_foreign_rows()
-    {
-        return Err(foreign_key_error(kid, store.signer()));
+    let signer = store.signer();
+    let recorded = store.meta_get(KEY_ID).await?;
+    let newest = store.newest_signature().await?;
+    let newest = newest.as_deref().and_then(signature_key_id);
+    for kid in [recorded.as_deref(), newest].into_iter().flatten() {
+        if !signer.knows(kid) && !signer.accepts_foreign_rows() {
+            return Err(foreign_key_error(kid, signer));
+        }
+    }
+    if recorded.is_none() {
+        store.meta_set(KEY_ID, signer.key_id()).await?;
     }
     if store.meta_get(ROWS_SIGNED).await?.is_some() {
         return Ok(());
@@ -207,7 +216,7 @@ pub struct ResignReport {
 /// Sign again with the current key every row signed with a previous one, and with `all` also
 /// every row that fails its check (the operator accepts them as they stand); such rows come
 /// off the tampered list.
-pub async fn resign_all<S: IntegrityStore + ?Sized>(
+pub async fn resign_all<S: IntegrityStore + MemoryStore + ?Sized>(
     store: &S,
     all: bool,
     dry_run: bool,
@@ -243,6 +252,10 @@ pub async fn resign_all<S: IntegrityStore + ?Sized>(
             }
             progress(table, seen);
         }
+    }
+    if !dry_run && report.failing_left == 0 {
+        // Every row is this key's now: the previous one can go.
+        store.meta_set(KEY_ID, signer.key_id()).await?;
     }
     Ok(report)
 }
