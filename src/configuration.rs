@@ -355,6 +355,11 @@ settings! {
     /// `json_object`, then to the prompt alone, when the endpoint refuses), `json_schema`,
     /// `json_object` or `off`.
     llm_structured_output: StructuredOutput = StructuredOutput::Auto,
+    /// Write triage asks the language model (`llm_*`) to score what the rules of
+    /// `screening.toml`'s `[triage]` leave undecided; cached per text, at most
+    /// `triage_llm_daily_calls` calls a UTC day, the rules' default when the model fails.
+    triage_llm: bool = false,
+    triage_llm_daily_calls: u64 = 1_000,
     /// Where prompt templates are read from (`distill.md`); without the file, the copy built
     /// into the binary is used.
     prompts_dir: PathBuf = PathBuf::from("./prompts"),
@@ -654,6 +659,12 @@ impl Settings {
                     "is required when llm_base_url is set".to_owned(),
                 );
             }
+        }
+        if self.triage_llm && self.llm_base_url.is_none() {
+            return invalid(
+                "triage_llm",
+                "needs a language model: set llm_base_url and llm_model".to_owned(),
+            );
         }
         if !(1..=3_600).contains(&self.llm_timeout_secs) {
             return invalid(

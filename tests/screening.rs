@@ -520,3 +520,103 @@ async fn a_contradicting_fact_is_held_or_refused() {
     }
     client.cancel().await.unwrap();
 }
+
+fn triage_model(
+    base_url: &str,
+    daily_calls: u64,
+) -> std::sync::Arc<hindsight::service::triage_model::TriageModel> {
+    use hindsight::distill::llm::{LlmClient, LlmConfig, StructuredOutput};
+    let client = LlmClient::new(LlmConfig {
+        base_url: base_url.to_owned(),
+        model: "scripted-model".to_owned(),
+        api_key: Some("sk-test".into()),
+        timeout: std::time::Duration::from_secs(2),
+        retries: 0,
+        backoff: std::time::Duration::from_millis(10),
+        max_tokens: 64,
+        structured_output: StructuredOutput::JsonSchema,
+    })
+    .unwrap();
+    std::sync::Arc::new(hindsight::service::triage_model::TriageModel::new(
+        std::sync::Arc::new(client),
+        daily_calls,
+    ))
+}
+
+/// `triage_llm`: what the rules leave at their default is scored by the model (rule `model`),
+/// once per text (cached), within the day's calls; small talk and durable statements never
+/// reach it; a model that cannot be reached leaves the default.
+#[tokio::test]
+async fn the_triage_model_scores_what_the_rules_leave_undecided() {
+    let server = common::openai::start(vec![]).await;
+    server
+        .script
+        .set_fallback(common::openai::Reply::from_prompt(|prompt| {
+            let score = if prompt.contains("weather") { 0.1 } else { 0.9 };
+            common::openai::Reply::Content(json!({ "score": score }).to_string())
+        }));
+    let dir = tempfile::tempdir().unwrap();
+    let service = common::service(dir.path())
+        .await
+        .with_triage_model(triage_model(&server.base_url, 2));
+    let write = |content: &str| WriteRequest {
+        content: content.to_owned(),
+        ..WriteRequest::default()
+    };
+    for _ in 0..2 {
+        let skipped = service
+            .write(&write("the weather was nice today"))
+            .await
+            .unwrap();
+        assert_eq!(skipped.status, WriteStatus::Skipped);
+        assert_eq!(skipped.reason.as_deref(), Some("triage:model"));
+    }
+    assert_eq!(
+        server.script.request_count(),
+        1,
+        "the second answer came from the cache"
+    );
+    assert!(server.script.prompts()[0].contains("the weather was nice today"));
+    for text in ["Thanks, Maria!", "I prefer metric units in every report"] {
+        service.write(&write(text)).await.unwrap();
+    }
+    assert_eq!(server.script.request_count(), 1, "the rules decided those");
+    let kept = service
+        .write(&write("that painting looks lovely in the morning light"))
+        .await
+        .unwrap();
+    assert_eq!(kept.status, WriteStatus::Stored);
+    let budget_spent = service
+        .write(&write("the garden smells of rain"))
+        .await
+        .unwrap();
+    assert_eq!(budget_spent.status, WriteStatus::Stored);
+    assert_eq!(server.script.request_count(), 2, "two calls a day");
+    let found = service
+        .search(&SearchRequest {
+            query: "painting morning light garden rain".into(),
+            ..SearchRequest::default()
+        })
+        .await
+        .unwrap();
+    let rule_of = |id| {
+        found
+            .memories
+            .iter()
+            .find(|h| Some(h.id) == id)
+            .map(|h| h.metadata["hindsight_triage"]["rule"].clone())
+    };
+    assert_eq!(rule_of(kept.memory_id), Some(json!("model")));
+    assert_eq!(rule_of(budget_spent.memory_id), Some(json!("default")));
+
+    // A model nobody answers for: the default holds and the write goes through.
+    let other = tempfile::tempdir().unwrap();
+    let unreachable = common::service(other.path())
+        .await
+        .with_triage_model(triage_model("http://127.0.0.1:9/v1", 10));
+    let written = unreachable
+        .write(&write("the garden smells of rain"))
+        .await
+        .unwrap();
+    assert_eq!(written.status, WriteStatus::Stored);
+}

@@ -15,6 +15,7 @@ pub mod requests;
 mod responses;
 pub mod review;
 mod search;
+pub mod triage_model;
 mod write;
 mod write_locks;
 
@@ -145,6 +146,8 @@ pub struct MemoryService {
     metrics: Arc<Metrics>,
     /// The write screen (`screening.toml`).
     screen: Arc<Screen>,
+    /// Scores what the triage rules leave undecided (`triage_llm`).
+    triage_model: Option<Arc<triage_model::TriageModel>>,
 }
 
 impl MemoryService {
@@ -186,6 +189,7 @@ impl MemoryService {
             held: std::sync::Mutex::new(Vec::new()),
             metrics: Arc::new(Metrics::new()),
             screen: builtin_screen(),
+            triage_model: None,
         };
         if service.mismatch.is_none() {
             service.repair_index().await?;
@@ -221,6 +225,12 @@ impl MemoryService {
     /// rules.
     pub fn with_screen(mut self, screen: Arc<Screen>) -> Self {
         self.screen = screen;
+        self
+    }
+
+    /// Ask `model` for a write's score when the triage rules leave it at their default.
+    pub fn with_triage_model(mut self, model: Arc<triage_model::TriageModel>) -> Self {
+        self.triage_model = Some(model);
         self
     }
 

@@ -36,7 +36,7 @@ impl MemoryService {
     ) -> Result<WriteResult, ServiceError> {
         let mut valid = request.validate(self.rules.max_content_chars)?;
         let redacted = self.screen_content(&mut valid, released)?;
-        let triaged = self.triage(&mut valid);
+        let triaged = self.triage(&mut valid).await;
         if !released {
             self.check_contradiction(&valid).await?;
         }
@@ -81,11 +81,22 @@ impl MemoryService {
     /// Write triage (`screening.toml`'s `[triage]`): a write without an importance gets the
     /// score of the first rule its content matches, stored with the memory in its metadata
     /// (`hindsight_triage: {rule, score}`). The rule's name, when one set it.
-    fn triage(&self, valid: &mut ValidWrite) -> Option<String> {
+    /// What the rules leave at their default goes to the triage model when there is one
+    /// (rule `model`).
+    async fn triage(&self, valid: &mut ValidWrite) -> Option<String> {
         if valid.importance_given {
             return None;
         }
-        let triaged = self.screen.triage(valid.content.as_str());
+        let mut triaged = self.screen.triage(valid.content.as_str());
+        if triaged.rule == "default"
+            && let Some(model) = &self.triage_model
+            && let Some(score) = model.score(valid.content.as_str()).await
+        {
+            triaged = crate::screening::Triaged {
+                score,
+                rule: "model".to_owned(),
+            };
+        }
         valid.importance = Importance::parse(triaged.score).unwrap_or_default();
         if let serde_json::Value::Object(map) = &mut valid.metadata {
             map.insert(

@@ -31,6 +31,7 @@ use crate::jobs::{ConfiguredJob, Engine, JobConfigError, JobEnv, JobSettings, Ru
 use crate::lock::{Acquired, DataDirLock, Endpoint, LockError, read_endpoint};
 use crate::metrics::Metrics;
 use crate::operations::{Assemble, LocalOperations, OperationError, RemoteOperations};
+use crate::service::triage_model::TriageModel;
 use crate::service::{MemoryService, Rules, ServiceError};
 use crate::signing::Signer;
 use crate::store::{Database, MemoryStore, PoolSize, PostgresStore, SqliteStore, StoreError};
@@ -184,8 +185,35 @@ async fn service_on(
     let mut service = MemoryService::start(store, index, embedder, Rules::from(settings))
         .await?
         .with_screen(Arc::new(screen));
+    if settings.triage_llm
+        && let Some(client) = llm_client(settings)?
+    {
+        tracing::info!(model = %client.model(), daily_calls = settings.triage_llm_daily_calls,
+            "write triage asks a language model what its rules leave undecided");
+        service = service.with_triage_model(Arc::new(TriageModel::new(
+            Arc::new(client),
+            settings.triage_llm_daily_calls,
+        )));
+    }
     service.hold(claim);
     Ok(service)
+}
+
+/// The language model `llm_*` name, if any.
+fn llm_client(settings: &Settings) -> Result<Option<LlmClient>, StartupError> {
+    let (Some(base_url), Some(model)) = (&settings.llm_base_url, &settings.llm_model) else {
+        return Ok(None);
+    };
+    Ok(Some(LlmClient::new(LlmConfig {
+        base_url: base_url.expose().to_owned(),
+        model: model.clone(),
+        api_key: settings.llm_api_key.clone(),
+        timeout: Duration::from_secs(settings.llm_timeout_secs),
+        retries: 2,
+        backoff: Duration::from_secs(1),
+        max_tokens: settings.llm_max_tokens,
+        structured_output: settings.llm_structured_output,
+    })?))
 }
 
 /// The jobs of `jobs_dir`, loaded and checked (a bad file fails here, naming file and key).
@@ -200,19 +228,10 @@ pub fn load_jobs(settings: &Settings) -> Result<Vec<ConfiguredJob>, StartupError
 /// distill job drafts with when `llm_base_url` is set (with the prompt from `prompts_dir`, or
 /// the built-in one).
 pub fn job_env(settings: &Settings) -> Result<JobEnv, StartupError> {
-    let (Some(base_url), Some(model)) = (&settings.llm_base_url, &settings.llm_model) else {
+    let Some(client) = llm_client(settings)? else {
         return Ok(JobEnv { llm: None });
     };
-    let client = LlmClient::new(LlmConfig {
-        base_url: base_url.expose().to_owned(),
-        model: model.clone(),
-        api_key: settings.llm_api_key.clone(),
-        timeout: Duration::from_secs(settings.llm_timeout_secs),
-        retries: 2,
-        backoff: Duration::from_secs(1),
-        max_tokens: settings.llm_max_tokens,
-        structured_output: settings.llm_structured_output,
-    })?;
+    let model = client.model().to_owned();
     let prompt = load_prompt(&settings.prompts_dir)?;
     tracing::info!(model = %model, prompt = %prompt.version, "distill drafts with a language model");
     Ok(JobEnv {
