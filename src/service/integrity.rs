@@ -27,17 +27,11 @@ pub async fn checked(
         let now = Utc::now();
         let found: Vec<TamperedRow> = bad
             .iter()
-            .map(|(m, verdict)| {
-                let reason = verdict.as_ref().err().map_or("mismatch", |t| t.as_str());
-                tracing::error!(id = %m.id, table = table.as_str(), reason,
+            .filter_map(|(m, verdict)| verdict.as_ref().err().map(|t| (m, t)))
+            .map(|(m, tamper)| {
+                tracing::error!(id = %m.id, table = table.as_str(), reason = tamper.as_str(),
                     "a row failed its signature check and is not served; run `hindsight verify`");
-                TamperedRow {
-                    id: m.id,
-                    table,
-                    namespace: m.namespace.clone(),
-                    reason: reason.to_owned(),
-                    detected_at: now,
-                }
+                TamperedRow::of(m, table, tamper, now)
             })
             .collect();
         if let Some(metrics) = metrics {

@@ -72,6 +72,56 @@ pub trait IntegrityStore: Send + Sync {
     async fn clear_tampered(&self, table: RowTable, ids: &[MemoryId]) -> Result<(), StoreError>;
 }
 
+impl TamperedRow {
+    /// `row` of `table`, found failing its check for `reason` at `at`.
+    pub fn of(
+        row: &Memory,
+        table: RowTable,
+        reason: &crate::signing::Tamper,
+        at: DateTime<Utc>,
+    ) -> Self {
+        Self {
+            id: row.id,
+            table,
+            namespace: row.namespace.clone(),
+            reason: reason.as_str().to_owned(),
+            detected_at: at,
+        }
+    }
+}
+
+/// A scan of one table, a page of 1,000 rows by id at a time (`verify`, `resign`, `adopt`).
+struct Pages {
+    table: RowTable,
+    after: Option<MemoryId>,
+    /// Rows returned so far.
+    seen: u64,
+}
+
+impl Pages {
+    fn of(table: RowTable) -> Self {
+        Self {
+            table,
+            after: None,
+            seen: 0,
+        }
+    }
+
+    /// The next page, `None` at the end.
+    async fn next<S: IntegrityStore + ?Sized>(
+        &mut self,
+        store: &S,
+    ) -> Result<Option<Vec<Memory>>, StoreError> {
+        let rows = store.rows_after(self.table, self.after, 1_000).await?;
+        let Some(last) = rows.last() else {
+            return Ok(None);
+        };
+        self.after = Some(last.id);
+        self.seen += rows.len() as u64;
+        Ok(Some(rows))
+    }
+}
+
 /// Meta key: set once every row of the store is signed (after the first start that had keys).
 const ROWS_SIGNED: &str = "rows_signed";
 /// Meta key: the id of the key the store's rows are signed with (the first process's, then
@@ -109,11 +159,8 @@ pub async fn adopt<S: IntegrityStore + MemoryStore + ?Sized>(store: &S) -> Resul
     }
     let mut signed = 0;
     for table in [RowTable::Memories, RowTable::Archive] {
-        let mut after = None;
-        loop {
-            let rows = store.rows_after(table, after, 1_000).await?;
-            let Some(last) = rows.last() else { break };
-            after = Some(last.id);
+        let mut pages = Pages::of(table);
+        while let Some(rows) = pages.next(store).await? {
             let unsigned: Vec<MemoryId> = rows
                 .iter()
                 .filter(|m| m.signature.is_none())
@@ -156,34 +203,23 @@ pub async fn verify_all<S: IntegrityStore + ?Sized>(
     let mut report = VerifyReport::default();
     let now = Utc::now();
     for table in [RowTable::Memories, RowTable::Archive] {
-        let mut after = None;
-        let mut seen = 0;
-        loop {
-            let rows = store.rows_after(table, after, 1_000).await?;
-            let Some(last) = rows.last() else { break };
-            after = Some(last.id);
-            seen += rows.len() as u64;
+        let mut pages = Pages::of(table);
+        while let Some(rows) = pages.next(store).await? {
             let mut failed = Vec::new();
             for row in &rows {
                 match signer.verify(row) {
                     Ok(crate::signing::Verified::Current) => {}
                     Ok(crate::signing::Verified::Previous) => report.previous_key += 1,
-                    Err(tamper) => failed.push(TamperedRow {
-                        id: row.id,
-                        table,
-                        namespace: row.namespace.clone(),
-                        reason: tamper.as_str().to_owned(),
-                        detected_at: now,
-                    }),
+                    Err(tamper) => failed.push(TamperedRow::of(row, table, &tamper, now)),
                 }
             }
             store.record_tampered(&failed).await?;
             report.failed.extend(failed);
-            progress(table, seen);
+            progress(table, pages.seen);
         }
         match table {
-            RowTable::Memories => report.memories = seen,
-            RowTable::Archive => report.archive = seen,
+            RowTable::Memories => report.memories = pages.seen,
+            RowTable::Archive => report.archive = pages.seen,
         }
     }
     for table in [RowTable::Memories, RowTable::Archive] {
@@ -228,13 +264,8 @@ pub async fn resign_all<S: IntegrityStore + MemoryStore + ?Sized>(
         ..ResignReport::default()
     };
     for table in [RowTable::Memories, RowTable::Archive] {
-        let mut after = None;
-        let mut seen = 0;
-        loop {
-            let rows = store.rows_after(table, after, 1_000).await?;
-            let Some(last) = rows.last() else { break };
-            after = Some(last.id);
-            seen += rows.len() as u64;
+        let mut pages = Pages::of(table);
+        while let Some(rows) = pages.next(store).await? {
             let mut chosen = Vec::new();
             for row in &rows {
                 match signer.verify(row) {
@@ -250,7 +281,7 @@ pub async fn resign_all<S: IntegrityStore + MemoryStore + ?Sized>(
                 report.signed += store.resign(table, &chosen).await?;
                 store.clear_tampered(table, &chosen).await?;
             }
-            progress(table, seen);
+            progress(table, pages.seen);
         }
     }
     if !dry_run && report.failing_left == 0 {
