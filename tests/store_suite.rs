@@ -10,8 +10,8 @@ use hindsight::domain::{
     Content, Importance, Memory, MemoryId, MemoryType, Namespace, NewMemory, Status,
 };
 use hindsight::store::{
-    AccessHit, ColdRows, Database, ForgetFilter, ForgetSelector, LexicalQuery, MemoryStore,
-    MergeUpdate, PoolSize, PostgresStore, RestoreSelector, SqliteStore,
+    AccessHit, ColdRows, Database, ForgetFilter, ForgetSelector, LexicalQuery, MemoryListQuery,
+    MemoryStore, MergeUpdate, PoolSize, PostgresStore, RestoreSelector, SqliteStore,
 };
 use serde_json::json;
 use uuid::Uuid;
@@ -94,6 +94,93 @@ pub async fn supersede_deprecates_in_the_same_transaction(store: &dyn Database) 
     assert_eq!(old_row.deprecated_by, Some(new.id));
     assert!(old_row.deprecated_at.is_some());
     assert_eq!(active_ids(store, "user", "city").await, vec![new.id]);
+}
+
+/// The console's browser: every filter narrows, newest stored first, paged by the last id.
+pub async fn list_filters_and_pages_newest_first(store: &dyn Database) {
+    let now = Utc::now();
+    let mut ids = Vec::new();
+    for i in 0..5 {
+        let mut m = memory("browse", MemoryType::Episodic, &format!("episode {i}"));
+        m.occurred_at = now - Duration::days(10 - i);
+        store.insert(&m).await.unwrap();
+        ids.push(m.id);
+    }
+    store
+        .insert(&memory(
+            "elsewhere",
+            MemoryType::Episodic,
+            "other namespace",
+        ))
+        .await
+        .unwrap();
+    let old = fact("user", "city", "The user lives in Paris");
+    store.insert(&old).await.unwrap();
+    let new = fact("user", "city", "The user lives in Berlin");
+    store.insert(&new).await.unwrap();
+
+    let query = |f: &dyn Fn(&mut MemoryListQuery)| {
+        let mut q = MemoryListQuery {
+            limit: 50,
+            ..MemoryListQuery::default()
+        };
+        f(&mut q);
+        q
+    };
+    let listed = |rows: Vec<Memory>| rows.iter().map(|m| m.id).collect::<Vec<_>>();
+    let all = store.list(&query(&|_| {})).await.unwrap();
+    assert_eq!(all.len(), 8);
+    assert_eq!(all[0].id, new.id, "newest stored first");
+
+    let browse = |q: &mut MemoryListQuery| q.namespace = Some("browse".into());
+    let newest_first: Vec<_> = ids.iter().rev().copied().collect();
+    assert_eq!(
+        listed(store.list(&query(&browse)).await.unwrap()),
+        newest_first
+    );
+    let page = |q: &mut MemoryListQuery| {
+        browse(q);
+        q.limit = 2;
+        q.before = Some(ids[3]);
+    };
+    assert_eq!(
+        listed(store.list(&query(&page)).await.unwrap()),
+        vec![ids[2], ids[1]],
+        "the page after id 3"
+    );
+    let window = |q: &mut MemoryListQuery| {
+        browse(q);
+        q.occurred_from = Some(now - Duration::days(9) - Duration::hours(1));
+        q.occurred_to = Some(now - Duration::days(7) + Duration::hours(1));
+    };
+    assert_eq!(
+        listed(store.list(&query(&window)).await.unwrap()),
+        vec![ids[3], ids[2], ids[1]]
+    );
+    let semantic = |q: &mut MemoryListQuery| q.memory_type = Some(MemoryType::Semantic);
+    assert_eq!(
+        listed(store.list(&query(&semantic)).await.unwrap()),
+        vec![new.id, old.id]
+    );
+    let deprecated = |q: &mut MemoryListQuery| q.status = Some(Status::Deprecated);
+    assert_eq!(
+        listed(store.list(&query(&deprecated)).await.unwrap()),
+        vec![old.id]
+    );
+    let by_new = |q: &mut MemoryListQuery| q.deprecated_by = Some(new.id);
+    assert_eq!(
+        listed(store.list(&query(&by_new)).await.unwrap()),
+        vec![old.id]
+    );
+    let key = |q: &mut MemoryListQuery| {
+        q.entity = Some("user".into());
+        q.attribute = Some("city".into());
+        q.status = Some(Status::Active);
+    };
+    assert_eq!(
+        listed(store.list(&query(&key)).await.unwrap()),
+        vec![new.id]
+    );
 }
 
 /// History written out of order: a fact that happened before the active one does not
@@ -1102,6 +1189,7 @@ macro_rules! store_suite {
             store_suite!(@tests $open;
                 insert_get_roundtrip,
                 supersede_deprecates_in_the_same_transaction,
+                list_filters_and_pages_newest_first,
                 an_older_fact_arriving_late_is_stored_superseded,
                 supersede_is_scoped_to_one_fact_key,
                 concurrent_writers_of_one_fact_queue,

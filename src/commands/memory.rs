@@ -132,6 +132,7 @@ pub async fn run(settings: Settings, command: MemoryCommand) -> anyhow::Result<(
                 namespaces: (a.namespaces.len() > 1).then_some(a.namespaces),
                 time_range,
                 include_deprecated: Some(a.include_deprecated),
+                browsing: false,
             })
         }
         MemoryCommand::Forget(a) => {

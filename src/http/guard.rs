@@ -11,6 +11,9 @@
 //! - **Simple requests.** A form or a `fetch` without a CORS preflight can only send
 //!   `text/plain`, `application/x-www-form-urlencoded` or `multipart/form-data`; every route
 //!   that takes a body speaks JSON, so `POST`/`PUT`/`PATCH` must say `application/json`.
+//!   The one exception is the operator console (`/ui/…`), whose HTML forms post
+//!   `application/x-www-form-urlencoded`: each of its forms carries a CSRF token the console
+//!   checks (`console/session.rs`), on top of the Origin rule above.
 //!
 //! Clients that are not browsers (MCP clients, the CLI, curl, Prometheus) send no `Origin`
 //! and no `Sec-Fetch-*` headers and are unaffected.
@@ -53,6 +56,7 @@ impl BrowserGuard {
     fn check(
         &self,
         method: &Method,
+        path: &str,
         authority: Option<&str>,
         headers: &HeaderMap,
     ) -> Result<(), Refusal> {
@@ -102,7 +106,11 @@ impl BrowserGuard {
                 }
             }
         }
-        if matches!(*method, Method::POST | Method::PUT | Method::PATCH) && !is_json(headers) {
+        let console_form = path.starts_with(CONSOLE_PREFIX) && is_form(headers);
+        if matches!(*method, Method::POST | Method::PUT | Method::PATCH)
+            && !is_json(headers)
+            && !console_form
+        {
             return Err(Refusal {
                 status: StatusCode::UNSUPPORTED_MEDIA_TYPE,
                 message: "Content-Type must be application/json",
@@ -112,12 +120,23 @@ impl BrowserGuard {
     }
 }
 
+/// Where the console's form posts go (`crate::http::console`).
+const CONSOLE_PREFIX: &str = "/ui/";
+
 fn is_json(headers: &HeaderMap) -> bool {
+    content_type_is(headers, "application/json")
+}
+
+fn is_form(headers: &HeaderMap) -> bool {
+    content_type_is(headers, "application/x-www-form-urlencoded")
+}
+
+fn content_type_is(headers: &HeaderMap, expected: &str) -> bool {
     headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.split(';').next())
-        .is_some_and(|essence| essence.trim().eq_ignore_ascii_case("application/json"))
+        .is_some_and(|essence| essence.trim().eq_ignore_ascii_case(expected))
 }
 
 struct Refusal {
@@ -141,7 +160,8 @@ pub async fn guard(
     next: Next,
 ) -> Response {
     let authority = request.uri().authority().map(|a| a.as_str());
-    match guard.check(request.method(), authority, request.headers()) {
+    let path = request.uri().path();
+    match guard.check(request.method(), path, authority, request.headers()) {
         Ok(()) => next.run(request).await,
         Err(refusal) => (
             refusal.status,
@@ -165,7 +185,7 @@ mod tests {
     }
 
     fn status(guard: &BrowserGuard, method: Method, pairs: &[(&'static str, &str)]) -> u16 {
-        match guard.check(&method, None, &headers(pairs)) {
+        match guard.check(&method, "/api/memories", None, &headers(pairs)) {
             Ok(()) => 200,
             Err(refusal) => refusal.status.as_u16(),
         }
@@ -187,7 +207,7 @@ mod tests {
         // HTTP/2: the host is the request target's authority.
         let h2 = |authority| {
             guard
-                .check(&Method::GET, Some(authority), &HeaderMap::new())
+                .check(&Method::GET, "/healthz", Some(authority), &HeaderMap::new())
                 .is_ok()
         };
         assert!(h2("127.0.0.1:8765"));
@@ -248,5 +268,30 @@ mod tests {
         }
         assert_eq!(status(&guard, Method::POST, &[host, json]), 200);
         assert_eq!(status(&guard, Method::DELETE, &[host]), 200);
+        // The console's forms (CSRF-checked there), and nothing else of the simple kinds.
+        let console = |content_type: &str, origin: &str| {
+            let mut pairs = headers(&[host, ("content-type", content_type)]);
+            if !origin.is_empty() {
+                pairs.insert("origin", HeaderValue::from_str(origin).unwrap());
+            }
+            match guard.check(&Method::POST, "/ui/candidates/x/approve", None, &pairs) {
+                Ok(()) => 200,
+                Err(refusal) => refusal.status.as_u16(),
+            }
+        };
+        assert_eq!(console("application/x-www-form-urlencoded", ""), 200);
+        assert_eq!(
+            console("application/x-www-form-urlencoded", "http://localhost:8765"),
+            200
+        );
+        assert_eq!(
+            console(
+                "application/x-www-form-urlencoded",
+                "http://attacker.example"
+            ),
+            403
+        );
+        assert_eq!(console("text/plain", ""), 415);
+        assert_eq!(console("multipart/form-data; boundary=x", ""), 415);
     }
 }

@@ -5,6 +5,8 @@
 //! - `POST /api/memories` (`memory_write`'s arguments)
 //! - `POST /api/memories/search` (`memory_search`'s)
 //! - `POST /api/memories/forget` (`memory_forget`'s)
+//! - `POST /api/memories/list` (`{"namespace"?, "memory_type"?, "status"?, "entity"?,
+//!   "attribute"?, "deprecated_by"?, "from"?, "to"?, "before"?, "limit"?}`)
 //! - `GET  /api/memories/{id}`
 //! - `GET  /api/stats`
 
@@ -28,6 +30,7 @@ pub fn routes() -> Router<AppState> {
         .route("/api/memories", post(write))
         .route("/api/memories/search", post(search))
         .route("/api/memories/forget", post(forget))
+        .route("/api/memories/list", post(list))
         .route("/api/memories/{id}", get(show))
         .route("/api/stats", get(stats))
 }
@@ -69,6 +72,17 @@ async fn forget(
 ) -> Response {
     match arguments(&body) {
         Ok(request) => answer(state.ops_for(caller).forget(request).await),
+        Err(e) => failure(&e),
+    }
+}
+
+async fn list(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Principal>,
+    body: Bytes,
+) -> Response {
+    match arguments(&body) {
+        Ok(request) => answer(state.ops_for(caller).list(request).await),
         Err(e) => failure(&e),
     }
 }

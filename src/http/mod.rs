@@ -1,11 +1,12 @@
 //! The HTTP face of the daemon: MCP (Streamable HTTP) at `/mcp`, `GET /healthz`, bearer auth;
 //! the memory routes (`memories.rs`), `GET /metrics` and the operator routes (`admin.rs`), the
-//! review API (`candidates.rs`). Every route answers through the daemon's `Operations`
-//! (`AppState::ops`) and sits behind the browser guard (`guard.rs`: Host allow-list,
-//! cross-site refusal, JSON bodies).
+//! review API (`candidates.rs`), the operator console at `/ui` (`console/`). Every route
+//! answers through the daemon's `Operations` (`AppState::ops`) and sits behind the browser
+//! guard (`guard.rs`: Host allow-list, cross-site refusal, JSON bodies).
 
 mod admin;
 mod candidates;
+mod console;
 mod error;
 pub mod guard;
 mod memories;
@@ -75,6 +76,11 @@ pub fn router(
             .disable_allowed_hosts()
             .with_cancellation_token(shutdown.child_token()),
     );
+    let authenticator = Arc::new(Authenticator {
+        operator_token: auth_token,
+        ops: state.ops.clone(),
+        console_key: rand::random(),
+    });
     let protected = Router::new()
         .nest_service("/mcp", mcp)
         .merge(memories::routes())
@@ -82,15 +88,13 @@ pub fn router(
         .merge(candidates::routes())
         .merge(quarantine::routes())
         .layer(middleware::from_fn_with_state(
-            Arc::new(Authenticator {
-                operator_token: auth_token,
-                ops: state.ops.clone(),
-            }),
+            authenticator.clone(),
             authenticate,
         ));
     Router::new()
         .route("/healthz", get(healthz))
         .merge(protected)
+        .merge(console::routes(authenticator))
         .with_state(state)
         .layer(middleware::from_fn_with_state(
             Arc::new(guard),
@@ -114,17 +118,23 @@ async fn healthz(State(state): State<AppState>) -> Response {
     }
 }
 
-/// Who a request's bearer token stands for.
-struct Authenticator {
+/// Who a request's bearer token (or the console's session cookie) stands for.
+pub(crate) struct Authenticator {
     /// The operator's token (`auth_token`, or the private endpoint's); `None`: authentication
     /// is off and a request without a token is the operator's.
     operator_token: Option<crate::secret::Secret>,
     /// For the tokens an operator created (`tokens create`).
     ops: Arc<LocalOperations>,
+    /// The console's CSRF key when there is no token to derive it from (made at start).
+    console_key: [u8; 32],
 }
 
 impl Authenticator {
-    async fn caller(&self, given: Option<&str>) -> Result<Option<Principal>, Response> {
+    pub(crate) fn console_key(&self) -> &[u8] {
+        &self.console_key
+    }
+
+    pub(crate) async fn caller(&self, given: Option<&str>) -> Result<Option<Principal>, Response> {
         let expected = self
             .operator_token
             .as_ref()
@@ -183,7 +193,7 @@ fn bearer_token(value: &str) -> Option<&str> {
         .then(|| token.trim_start_matches(' '))
 }
 
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+pub(crate) fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 

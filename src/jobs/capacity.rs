@@ -65,6 +65,26 @@ impl Default for Params {
     }
 }
 
+/// The limits a capacity job's `[params]` set, defaults filled in (what the console shows).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Limits {
+    pub max_total: i64,
+    pub max_per_namespace: Option<i64>,
+    pub warn_ratio: f64,
+}
+
+pub fn limits(params: &serde_json::Value) -> Limits {
+    let p: Params = match params {
+        serde_json::Value::Null => Params::default(),
+        given => serde_json::from_value(given.clone()).unwrap_or_default(),
+    };
+    Limits {
+        max_total: p.max_total,
+        max_per_namespace: (p.max_per_namespace > 0).then_some(p.max_per_namespace),
+        warn_ratio: p.warn_ratio,
+    }
+}
+
 fn build(settings: &JobSettings, _env: &JobEnv) -> Result<Arc<dyn Job>, JobConfigError> {
     let p: Params = settings.params()?;
     let url = |key: &str, raw: Option<String>| -> Result<Option<reqwest::Url>, JobConfigError> {

@@ -69,7 +69,7 @@ pub fn terms(text: &str) -> Vec<String> {
 
 /// English words reduced to their stem (Snowball), so `researching` finds `research` and
 /// `reports` finds `report`; words with digits (codes, numbers) stay as they are.
-fn stem(word: String) -> String {
+pub(crate) fn stem(word: String) -> String {
     static STEMMER: std::sync::LazyLock<qdrant_rust_stemmers::Stemmer> =
         std::sync::LazyLock::new(|| {
             qdrant_rust_stemmers::Stemmer::create(qdrant_rust_stemmers::Algorithm::English)

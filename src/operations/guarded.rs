@@ -18,6 +18,7 @@ use crate::auth::{Principal, Scopes};
 use crate::domain::{Memory, MemoryId, Namespace};
 use crate::jobs::archive::RestoreReport;
 use crate::jobs::archive::purge::PurgeReport;
+use crate::service::requests::ListRequest;
 use crate::service::review::{Approval, CandidateDetail};
 use crate::service::{
     ForgetRequest, ForgetResult, SearchRequest, SearchResult, WriteRequest, WriteResult,
@@ -335,6 +336,21 @@ impl Operations for Guarded {
         )
         .await;
         result
+    }
+
+    /// A token lists one namespace it may read at a time; the operator any or all.
+    async fn list(&self, request: ListRequest) -> Result<Vec<Memory>, OperationError> {
+        match &request.namespace {
+            Some(namespace) => self.check(Access::Read, namespace)?,
+            None if self.caller.is_operator() => {}
+            None => {
+                return Err(OperationError::Invalid {
+                    field: "namespace",
+                    rule: "required for a token that is not the operator's".to_owned(),
+                });
+            }
+        }
+        self.inner.list(request).await
     }
 
     async fn get(&self, id: MemoryId) -> Result<Memory, OperationError> {

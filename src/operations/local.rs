@@ -19,6 +19,7 @@ use crate::jobs::archive::purge::PurgeReport;
 use crate::jobs::archive::{self, ArchiveOperations, RestoreReport};
 use crate::jobs::engine::interrupt_stale_runs;
 use crate::jobs::{JobSettings, Runner, TickOutcome};
+use crate::service::requests::ListRequest;
 use crate::service::review::{self, Approval, CandidateDetail, ReviewError};
 use crate::service::{
     ForgetRequest, ForgetResult, MemoryService, SearchRequest, SearchResult, ServiceError,
@@ -231,6 +232,25 @@ impl Operations for LocalOperations {
 
     async fn forget(&self, request: ForgetRequest) -> Result<ForgetResult, OperationError> {
         Ok(self.service().await?.forget(&request).await?)
+    }
+
+    /// Rows whose signature fails are left out (and counted), as in a search.
+    async fn list(&self, request: ListRequest) -> Result<Vec<Memory>, OperationError> {
+        let query = request
+            .validate()
+            .map_err(|e| OperationError::Service(e.into()))?;
+        let rows = self.db.list(&query).await?;
+        let metrics = self.service.get().map(|s| s.metrics().as_ref());
+        let store: &dyn crate::store::IntegrityStore = self.db.as_ref();
+        let rows =
+            crate::service::integrity::checked(store, metrics, RowTable::Memories, rows).await;
+        Ok(rows
+            .into_iter()
+            .map(|row| Memory {
+                signature: None,
+                ..row
+            })
+            .collect())
     }
 
     /// A row whose signature fails is not served: the caller hears it failed its check.

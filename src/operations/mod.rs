@@ -23,6 +23,7 @@ use crate::domain::{Memory, MemoryId};
 use crate::jobs::archive::RestoreReport;
 use crate::jobs::archive::purge::PurgeReport;
 use crate::jobs::{JobError, Progress};
+use crate::service::requests::ListRequest;
 use crate::service::review::{Approval, CandidateDetail, ReviewError};
 use crate::service::{
     ForgetRequest, ForgetResult, SearchRequest, SearchResult, ServiceError, WriteRequest,
@@ -45,6 +46,8 @@ pub trait Operations: Send + Sync {
     async fn write(&self, request: WriteRequest) -> Result<WriteResult, OperationError>;
     async fn search(&self, request: SearchRequest) -> Result<SearchResult, OperationError>;
     async fn forget(&self, request: ForgetRequest) -> Result<ForgetResult, OperationError>;
+    /// A page of memories matching the filters, newest stored first (the memory browser).
+    async fn list(&self, request: ListRequest) -> Result<Vec<Memory>, OperationError>;
     /// One memory with all its fields.
     async fn get(&self, id: MemoryId) -> Result<Memory, OperationError>;
     /// Counts by namespace, type and status, and the data set's embedder.

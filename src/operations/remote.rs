@@ -16,6 +16,7 @@ use crate::domain::{Memory, MemoryId};
 use crate::jobs::archive::RestoreReport;
 use crate::jobs::archive::purge::PurgeReport;
 use crate::lock::Endpoint;
+use crate::service::requests::ListRequest;
 use crate::service::review::{Approval, CandidateDetail};
 use crate::service::{
     ForgetRequest, ForgetResult, SearchRequest, SearchResult, WriteRequest, WriteResult,
@@ -133,6 +134,10 @@ impl Operations for RemoteOperations {
     async fn forget(&self, request: ForgetRequest) -> Result<ForgetResult, OperationError> {
         self.post(&["api", "memories", "forget"], &[], &request)
             .await
+    }
+
+    async fn list(&self, request: ListRequest) -> Result<Vec<Memory>, OperationError> {
+        self.post(&["api", "memories", "list"], &[], &request).await
     }
 
     async fn get(&self, id: MemoryId) -> Result<Memory, OperationError> {

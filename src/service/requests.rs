@@ -108,6 +108,11 @@ pub struct SearchRequest {
     pub time_range: Option<TimeRange>,
     /// Also return memories superseded by newer facts. Default false.
     pub include_deprecated: Option<bool>,
+    /// An operator browsing (the console): the hits are not recorded as accessed, so looking
+    /// does not change what ranks or what the archive job finds cold. Not a tool argument.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub browsing: bool,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
@@ -142,6 +147,93 @@ pub struct ForgetFilterRequest {
     pub entity: Option<String>,
     /// Only memories created before this RFC 3339 timestamp.
     pub created_before: Option<String>,
+}
+
+/// A page of the memory browser (`hindsight memory list`, the console): every filter optional,
+/// newest stored first; `before`: the last id of the previous page.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ListRequest {
+    pub namespace: Option<String>,
+    pub memory_type: Option<String>,
+    /// `active`, `deprecated`, `expired`, `forgotten` or `archived`.
+    pub status: Option<String>,
+    pub entity: Option<String>,
+    pub attribute: Option<String>,
+    /// The memories this one deprecated.
+    pub deprecated_by: Option<String>,
+    /// `occurred_at` from / to, RFC 3339, both inclusive.
+    pub from: Option<String>,
+    pub to: Option<String>,
+    pub before: Option<String>,
+    /// 1 to 500. Default 50.
+    pub limit: Option<i64>,
+}
+
+pub const MAX_LIST_LIMIT: i64 = 500;
+
+impl ListRequest {
+    pub fn validate(&self) -> Result<crate::store::MemoryListQuery, ValidationError> {
+        let id = |field: &'static str, value: &Option<String>| {
+            value
+                .as_deref()
+                .map(|text| {
+                    MemoryId::parse_str(text.trim()).map_err(|_| {
+                        ValidationError::new(
+                            field,
+                            format!("must be a memory id (a UUID), got {text:?}"),
+                        )
+                    })
+                })
+                .transpose()
+        };
+        let key = |field: &'static str, value: &Option<String>| match value {
+            Some(text) if text.chars().count() > MAX_KEY_CHARS => Err(ValidationError::new(
+                field,
+                format!("must be at most {MAX_KEY_CHARS} characters"),
+            )),
+            other => Ok(other.clone()),
+        };
+        let limit = self.limit.unwrap_or(50);
+        if !(1..=MAX_LIST_LIMIT).contains(&limit) {
+            return Err(ValidationError::new(
+                "limit",
+                format!("must be 1..={MAX_LIST_LIMIT}, got {limit}"),
+            ));
+        }
+        Ok(crate::store::MemoryListQuery {
+            namespace: self
+                .namespace
+                .as_deref()
+                .map(|n| Namespace::parse(n).map(|n| n.as_str().to_owned()))
+                .transpose()?,
+            memory_type: self
+                .memory_type
+                .as_deref()
+                .map(MemoryType::parse)
+                .transpose()?,
+            status: self
+                .status
+                .as_deref()
+                .map(crate::domain::Status::parse)
+                .transpose()?,
+            entity: key("entity", &self.entity)?,
+            attribute: key("attribute", &self.attribute)?,
+            deprecated_by: id("deprecated_by", &self.deprecated_by)?,
+            occurred_from: self
+                .from
+                .as_deref()
+                .map(|t| parse_timestamp("from", t))
+                .transpose()?,
+            occurred_to: self
+                .to
+                .as_deref()
+                .map(|t| parse_timestamp("to", t))
+                .transpose()?,
+            before: id("before", &self.before)?,
+            limit,
+        })
+    }
 }
 
 /// A `WriteRequest` that passed validation.

@@ -3,7 +3,7 @@
 //! over-fetched with every filter applied where it runs — fused into one relevance
 //! (`fusion.rs`); every candidate re-checked against its row (namespace, type, status, expiry,
 //! event-time range); ranked by relevance + recency (from event time) + importance; accesses
-//! recorded.
+//! recorded (unless an operator is browsing).
 
 use std::collections::HashMap;
 
@@ -187,7 +187,9 @@ impl MemoryService {
         ranked.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| b.id.cmp(&a.id)));
         ranked.truncate(top_k);
 
-        self.note_access(ranked.iter().map(|h| h.id), now);
+        if !request.browsing {
+            self.note_access(ranked.iter().map(|h| h.id), now);
+        }
         Ok(SearchResult { memories: ranked })
     }
 }

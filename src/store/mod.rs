@@ -266,6 +266,25 @@ impl LexicalQuery {
 }
 
 /// Whatever holds a database lock (a transaction, a connection), and how to let go of it now.
+/// Which rows `MemoryStore::list` pages through (the console's memory browser): every filter
+/// optional, newest stored first (ids are UUIDv7, so by id), `before` the last id of the
+/// previous page.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct MemoryListQuery {
+    pub namespace: Option<String>,
+    pub memory_type: Option<crate::domain::MemoryType>,
+    pub status: Option<crate::domain::Status>,
+    pub entity: Option<String>,
+    pub attribute: Option<String>,
+    /// The rows this memory deprecated.
+    pub deprecated_by: Option<MemoryId>,
+    /// `occurred_at` within [from, to].
+    pub occurred_from: Option<DateTime<Utc>>,
+    pub occurred_to: Option<DateTime<Utc>>,
+    pub before: Option<MemoryId>,
+    pub limit: i64,
+}
+
 #[async_trait]
 pub trait HeldLock: Send {
     async fn release(self: Box<Self>);
@@ -355,6 +374,9 @@ pub trait MemoryStore: IntegrityStore + Send + Sync + 'static {
         entity: &str,
         attribute: &str,
     ) -> Result<Vec<Memory>, StoreError>;
+
+    /// A page of rows matching every filter given, newest stored first.
+    async fn list(&self, query: &MemoryListQuery) -> Result<Vec<Memory>, StoreError>;
 
     /// Add `count` to access_count and move last_accessed_at to `at` (if later), per row.
     async fn record_access(&self, hits: &[AccessHit]) -> Result<(), StoreError>;

@@ -7,6 +7,7 @@ use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
 
+pub mod console;
 pub mod openai;
 pub mod pg;
 

@@ -7,7 +7,7 @@ use super::integrity::{resign_ids, sign_rows};
 use super::*;
 use crate::domain::{Memory, MemoryId, Namespace};
 use crate::lexical;
-use crate::store::RowTable;
+use crate::store::{MemoryListQuery, RowTable};
 
 #[async_trait]
 impl MemoryStore for PostgresStore {
@@ -238,6 +238,32 @@ impl MemoryStore for PostgresStore {
         .bind(namespace.as_str())
         .bind(entity)
         .bind(attribute)
+        .fetch_all(&self.pool)
+        .await?;
+        rows_to_memories(&rows)
+    }
+
+    async fn list(&self, query: &MemoryListQuery) -> Result<Vec<Memory>, StoreError> {
+        let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT {COLUMNS} FROM {ROWS} \
+             WHERE ($1::text IS NULL OR namespace = $1) AND ($2::text IS NULL OR memory_type = $2) \
+               AND ($3::text IS NULL OR status = $3) AND ($4::text IS NULL OR entity = $4) \
+               AND ($5::text IS NULL OR attribute = $5) AND ($6::uuid IS NULL OR deprecated_by = $6) \
+               AND ($7::timestamptz IS NULL OR occurred_at >= $7) \
+               AND ($8::timestamptz IS NULL OR occurred_at <= $8) \
+               AND ($9::uuid IS NULL OR id < $9) \
+             ORDER BY id DESC LIMIT $10"
+        )))
+        .bind(query.namespace.as_deref())
+        .bind(query.memory_type.map(|t| t.as_str()))
+        .bind(query.status.map(|s| s.as_str()))
+        .bind(query.entity.as_deref())
+        .bind(query.attribute.as_deref())
+        .bind(query.deprecated_by)
+        .bind(query.occurred_from)
+        .bind(query.occurred_to)
+        .bind(query.before)
+        .bind(query.limit)
         .fetch_all(&self.pool)
         .await?;
         rows_to_memories(&rows)

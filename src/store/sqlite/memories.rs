@@ -7,7 +7,7 @@ use super::integrity::{resign_ids, sign_rows};
 use super::*;
 use crate::domain::{Memory, MemoryId, Namespace};
 use crate::lexical;
-use crate::store::RowTable;
+use crate::store::{MemoryListQuery, RowTable};
 
 #[async_trait]
 impl MemoryStore for SqliteStore {
@@ -216,6 +216,31 @@ impl MemoryStore for SqliteStore {
         .bind(namespace.as_str())
         .bind(entity)
         .bind(attribute)
+        .fetch_all(&self.pool)
+        .await?;
+        rows_to_memories(&rows)
+    }
+
+    async fn list(&self, query: &MemoryListQuery) -> Result<Vec<Memory>, StoreError> {
+        let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT {COLUMNS} FROM memories \
+             WHERE (?1 IS NULL OR namespace = ?1) AND (?2 IS NULL OR memory_type = ?2) \
+               AND (?3 IS NULL OR status = ?3) AND (?4 IS NULL OR entity = ?4) \
+               AND (?5 IS NULL OR attribute = ?5) AND (?6 IS NULL OR deprecated_by = ?6) \
+               AND (?7 IS NULL OR occurred_at >= ?7) AND (?8 IS NULL OR occurred_at <= ?8) \
+               AND (?9 IS NULL OR id < ?9) \
+             ORDER BY id DESC LIMIT ?10"
+        )))
+        .bind(query.namespace.as_deref())
+        .bind(query.memory_type.map(|t| t.as_str()))
+        .bind(query.status.map(|s| s.as_str()))
+        .bind(query.entity.as_deref())
+        .bind(query.attribute.as_deref())
+        .bind(query.deprecated_by.map(|id| id.to_string()))
+        .bind(query.occurred_from.map(ms))
+        .bind(query.occurred_to.map(ms))
+        .bind(query.before.map(|id| id.to_string()))
+        .bind(query.limit)
         .fetch_all(&self.pool)
         .await?;
         rows_to_memories(&rows)

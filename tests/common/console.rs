@@ -1,0 +1,171 @@
+//! A daemon with a review queue to look at, for the console's tests: two clusters of alike
+//! episodes in namespace `ana` drafted (extractively, no model) into two pending candidates,
+//! plus a few unrelated memories; and a small HTTP session that keeps the console's cookie.
+
+use std::path::Path;
+
+use reqwest::header::{COOKIE, HeaderMap, SET_COOKIE};
+use serde_json::{Value, json};
+
+use super::Daemon;
+
+pub const TOKEN: &str = "console-operator-token-0123456789";
+
+/// Five ways of saying one more thing, unlike `ALIKE_EPISODES`.
+pub const MEETING_EPISODES: [&str; 5] = [
+    "The user asked to move the weekly planning meeting to Tuesday afternoons",
+    "Again the user wanted the weekly planning meeting on Tuesday afternoon",
+    "The user said the weekly planning meeting works best on Tuesday afternoons",
+    "For the weekly planning meeting the user picked Tuesday afternoon once more",
+    "The user rescheduled the weekly planning meeting to a Tuesday afternoon",
+];
+
+pub const OTHERS: [&str; 3] = [
+    "The user booked a dentist appointment for Thursday morning",
+    "The office coffee machine was broken again on Wednesday",
+    "The user's cat is called Miso",
+];
+
+/// The daemon (operator token `TOKEN`, jobs from `jobs_dir`) with the seeded queue.
+pub async fn seeded_daemon(data: &Path, jobs: &Path) -> Daemon {
+    let envs = [
+        ("HINDSIGHT_JOBS_DIR", jobs.to_str().unwrap()),
+        ("HINDSIGHT_AUTH_TOKEN", TOKEN),
+    ];
+    let daemon = Daemon::start(data, &envs).await;
+    let http = reqwest::Client::new();
+    let base = daemon.base_url();
+    let texts = super::ALIKE_EPISODES
+        .iter()
+        .chain(MEETING_EPISODES.iter())
+        .chain(OTHERS.iter());
+    for text in texts {
+        let response = http
+            .post(format!("{base}/api/memories"))
+            .bearer_auth(TOKEN)
+            .json(&json!({"content": text, "memory_type": "episodic", "namespace": "ana"}))
+            .send()
+            .await
+            .unwrap();
+        let body: Value = response.json().await.unwrap();
+        assert_eq!(body["status"], json!("stored"), "{text}: {body}");
+    }
+    let run: Value = http
+        .post(format!("{base}/admin/jobs/distill/run"))
+        .bearer_auth(TOKEN)
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(run["stats"]["candidates_created"], json!(2), "{run}");
+    daemon
+}
+
+/// The pending candidates of `ana`, through the API.
+pub async fn pending(base: &str) -> Vec<Value> {
+    let listed: Value = reqwest::Client::new()
+        .get(format!("{base}/api/candidates?namespace=ana"))
+        .bearer_auth(TOKEN)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    listed["candidates"].as_array().unwrap().clone()
+}
+
+/// A browser-like client: no redirects followed, the session cookie kept by hand (so a test
+/// sees every `Set-Cookie`).
+pub struct Browser {
+    pub http: reqwest::Client,
+    pub base: String,
+    pub cookie: Option<String>,
+}
+
+pub struct Page {
+    pub status: u16,
+    pub headers: HeaderMap,
+    pub body: String,
+}
+
+impl Page {
+    pub fn location(&self) -> &str {
+        self.headers
+            .get("location")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+    }
+
+    /// The CSRF token the page's forms carry.
+    pub fn csrf(&self) -> String {
+        let at = self
+            .body
+            .find("name=\"csrf\" value=\"")
+            .unwrap_or_else(|| panic!("no CSRF field on the page: {}", self.body));
+        let rest = &self.body[at + "name=\"csrf\" value=\"".len()..];
+        rest[..rest.find('"').unwrap()].to_owned()
+    }
+}
+
+impl Browser {
+    pub fn new(base: &str) -> Self {
+        Self {
+            http: reqwest::Client::builder()
+                .redirect(reqwest::redirect::Policy::none())
+                .build()
+                .unwrap(),
+            base: base.to_owned(),
+            cookie: None,
+        }
+    }
+
+    async fn finish(&mut self, request: reqwest::RequestBuilder) -> Page {
+        let request = match &self.cookie {
+            Some(cookie) => request.header(COOKIE, cookie.clone()),
+            None => request,
+        };
+        let response = request.send().await.unwrap();
+        let status = response.status().as_u16();
+        let headers = response.headers().clone();
+        if let Some(set) = headers.get(SET_COOKIE).and_then(|v| v.to_str().ok()) {
+            let pair = set.split(';').next().unwrap().to_owned();
+            self.cookie = if pair.ends_with('=') {
+                None
+            } else {
+                Some(pair)
+            };
+        }
+        Page {
+            status,
+            headers,
+            body: response.text().await.unwrap(),
+        }
+    }
+
+    pub async fn get(&mut self, path: &str) -> Page {
+        let request = self.http.get(format!("{}{path}", self.base));
+        self.finish(request).await
+    }
+
+    /// A form post as a browser sends it.
+    pub async fn post(&mut self, path: &str, form: &[(&str, &str)]) -> Page {
+        let body: String = form_urlencoded::Serializer::new(String::new())
+            .extend_pairs(form.iter())
+            .finish();
+        let request = self
+            .http
+            .post(format!("{}{path}", self.base))
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(body);
+        self.finish(request).await
+    }
+
+    pub async fn login(&mut self, token: &str) -> Page {
+        self.post("/ui/login", &[("token", token), ("next", "/ui/review")])
+            .await
+    }
+}
