@@ -217,7 +217,7 @@ async fn console_routes_need_a_session_and_a_csrf_token_and_answer_like_the_api(
     assert_eq!(memory["memory_type"], json!("semantic"));
     assert_eq!(memory["importance"], json!(0.9));
     assert_eq!(memory["source"]["distill"]["reviewer"], json!("operator"));
-    let notice = operator.get(&page.location().to_owned()).await;
+    let notice = operator.get(page.location()).await;
     assert!(
         notice.body.contains(&format!("/ui/memories/{memory_id}")),
         "the notice links the memory"
@@ -383,7 +383,7 @@ async fn console_routes_need_a_session_and_a_csrf_token_and_answer_like_the_api(
     assert_ne!(reviewer_csrf, csrf, "each session its own CSRF token");
     let page = reviewer
         .post(
-            &format!("/ui/jobs/expire/run"),
+            "/ui/jobs/expire/run",
             &[("csrf", &reviewer_csrf), ("dry_run", "true")],
         )
         .await;

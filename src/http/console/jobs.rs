@@ -97,7 +97,7 @@ pub async fn overview(
     };
     page::respond(
         StatusCode::OK,
-        page::frame("Jobs", Section::Jobs, Some(&session), body),
+        page::frame("Jobs", Section::Jobs, Some(session.nav()), body),
     )
 }
 
@@ -120,7 +120,7 @@ fn job_row(job: &JobSummary, bars: &[(f64, bool)], session: &Session) -> Markup 
             td { (chart::bars(bars, &format!("{}: durations of its last {} runs", job.name, bars.len()))) }
             td.actions {
                 form method="post" action={"/ui/jobs/" (job.name) "/run"} {
-                    (csrf_field(session))
+                    (csrf_field(&session.csrf))
                     button type="submit" name="dry_run" value="true" { "Dry run" }
                     " "
                     button type="submit" name="dry_run" value="false" { "Run now" }
@@ -230,7 +230,7 @@ pub async fn history(
     };
     page::respond(
         StatusCode::OK,
-        page::frame("Job", Section::Jobs, Some(&session), body),
+        page::frame("Job", Section::Jobs, Some(session.nav()), body),
     )
 }
 
@@ -285,7 +285,7 @@ pub async fn run(
     };
     page::respond(
         StatusCode::OK,
-        page::frame("Job run", Section::Jobs, Some(&session), body),
+        page::frame("Job run", Section::Jobs, Some(session.nav()), body),
     )
 }
 

@@ -91,14 +91,26 @@ pub async fn browse(
                 query: q.clone(),
                 top_k: Some(SEARCH_TOP_K),
                 memory_types: given(&p.memory_type).map(|t| vec![t]),
+                // "All namespaces" searches every one the caller can see (as many as one
+                // search may name), not the API's default of `default`.
                 namespace: given(&p.namespace),
+                namespaces: match given(&p.namespace) {
+                    Some(_) => None,
+                    None if namespaces.is_empty() => None,
+                    None => Some(
+                        namespaces
+                            .iter()
+                            .take(crate::service::requests::MAX_SEARCH_NAMESPACES)
+                            .cloned()
+                            .collect(),
+                    ),
+                },
                 time_range: (from.is_some() || to.is_some()).then(|| TimeRange {
                     from: from.clone(),
                     to: to.clone(),
                 }),
                 include_deprecated: Some(status.as_deref() == Some("deprecated")),
                 browsing: true,
-                ..SearchRequest::default()
             };
             match ops.search(request).await {
                 Ok(result) => {
@@ -163,7 +175,7 @@ pub async fn browse(
     };
     page::respond(
         StatusCode::OK,
-        page::frame("Memories", Section::Memories, Some(&session), body),
+        page::frame("Memories", Section::Memories, Some(session.nav()), body),
     )
 }
 
@@ -285,7 +297,7 @@ pub async fn show(
     };
     page::respond(
         StatusCode::OK,
-        page::frame("Memory", Section::Memories, Some(&session), body),
+        page::frame("Memory", Section::Memories, Some(session.nav()), body),
     )
 }
 
@@ -322,7 +334,7 @@ async fn memory_page(ops: &Guarded, m: &Memory, session: &Session, done: Option<
                 dt { "id" } dd { code { (m.id) } }
                 dt { "namespace" } dd { (m.namespace) }
                 dt { "type" } dd { (m.memory_type.as_str()) }
-                dt { "status" } dd.status { (m.status.as_str()) }
+                dt { "status" } dd { span class={"status " (m.status.as_str())} { (m.status.as_str()) } }
                 dt { "importance" } dd { (format!("{:.2}", m.importance)) }
                 @if let (Some(e), Some(a)) = (&m.entity, &m.attribute) {
                     dt { "fact" } dd { code { (e) " · " (a) } }
@@ -338,8 +350,6 @@ async fn memory_page(ops: &Guarded, m: &Memory, session: &Session, done: Option<
             }
             section.provenance {
                 h2 { "Provenance" }
-                h3 { "Source" } (page::json_block(&m.source))
-                h3 { "Merged sources (near-duplicates folded into it)" } (page::json_block(&m.merged_sources))
                 @if let Some(candidate) = &candidate {
                     h3 { "Distilled from" }
                     @match candidate {
@@ -349,6 +359,7 @@ async fn memory_page(ops: &Guarded, m: &Memory, session: &Session, done: Option<
                                 @if let Some(r) = &detail.candidate.reviewer { " by " (r) }
                                 @if let Some(at) = detail.candidate.reviewed_at { " on " (page::time(at)) }
                                 ", confidence " (format!("{:.2}", detail.candidate.confidence))
+                                ", method " (format!("{:?}", detail.candidate.method).to_lowercase())
                                 @if let Some(model) = &detail.candidate.model { ", model " code { (model) } }
                                 @if let Some(v) = &detail.candidate.prompt_version { ", prompt " code { (v) } }
                             }
@@ -367,6 +378,11 @@ async fn memory_page(ops: &Guarded, m: &Memory, session: &Session, done: Option<
                         }
                         Err(e) => p.muted { "The candidate could not be loaded: " (e) },
                     }
+                }
+                details open[candidate.is_none()] {
+                    summary { "Source and merged sources, as stored" }
+                    h3 { "Source" } (page::json_block(&m.source))
+                    h3 { "Merged sources (near-duplicates folded into it)" } (page::json_block(&m.merged_sources))
                 }
             }
             section.history {
@@ -388,7 +404,7 @@ async fn memory_page(ops: &Guarded, m: &Memory, session: &Session, done: Option<
                 section.danger {
                     h2 { "Forget" }
                     form.forget method="post" action={"/ui/memories/" (m.id) "/forget"} {
-                        (csrf_field(session))
+                        (csrf_field(&session.csrf))
                         label { input type="radio" name="mode" value="soft" checked; " soft: stop serving it, keep the row for audit" }
                         label { input type="radio" name="mode" value="hard"; " hard: delete the row for good (privacy requests)" }
                         label { input type="checkbox" name="confirm" value="yes" required; " I mean it" }

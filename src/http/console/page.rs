@@ -9,7 +9,6 @@ use chrono::{DateTime, Utc};
 use maud::{DOCTYPE, Markup, PreEscaped, html};
 use unicode_segmentation::UnicodeSegmentation;
 
-use super::session::Session;
 use crate::operations::{ErrorKind, OperationError};
 
 /// Which section the navigation marks as current.
@@ -21,9 +20,15 @@ pub enum Section {
     Login,
 }
 
+/// Who the navigation bar names, and the CSRF token of its logout form.
+pub struct Nav<'a> {
+    pub name: &'a str,
+    pub csrf: &'a str,
+}
+
 /// A whole page: head (the embedded stylesheet and script, nothing from elsewhere),
 /// navigation with the caller's name and a logout form, then `body`.
-pub fn frame(title: &str, section: Section, session: Option<&Session>, body: Markup) -> Markup {
+pub fn frame(title: &str, section: Section, session: Option<Nav<'_>>, body: Markup) -> Markup {
     let link = |href: &str, label: &str, this: Section| {
         html! { a href=(href) aria-current=[(section == this).then_some("page")] { (label) } }
     };
@@ -47,8 +52,8 @@ pub fn frame(title: &str, section: Section, session: Option<&Session>, body: Mar
                             (link("/ui/jobs", "Jobs & health", Section::Jobs))
                         }
                         form.logout method="post" action="/ui/logout" {
-                            (csrf_field(session))
-                            span.who { (session.caller.name) }
+                            (csrf_field(session.csrf))
+                            span.who { (session.name) }
                             button type="submit" { "Log out" }
                         }
                     }
@@ -60,8 +65,8 @@ pub fn frame(title: &str, section: Section, session: Option<&Session>, body: Mar
 }
 
 /// The hidden field every form of a session carries.
-pub fn csrf_field(session: &Session) -> Markup {
-    html! { input type="hidden" name="csrf" value=(session.csrf); }
+pub fn csrf_field(csrf: &str) -> Markup {
+    html! { input type="hidden" name="csrf" value=(csrf); }
 }
 
 /// An HTML answer.
@@ -108,9 +113,11 @@ pub fn maybe_time(at: Option<DateTime<Utc>>) -> Markup {
     }
 }
 
-/// The first block of a UUID: enough to tell rows apart on a page; the link has it whole.
+/// The last eight hex digits of a UUID: enough to tell rows apart on a page (a UUIDv7's first
+/// ones are its timestamp, the same for rows written together); the link has it whole.
 pub fn short_id(id: &uuid::Uuid) -> String {
-    id.to_string().chars().take(8).collect()
+    let text = id.simple().to_string();
+    text[text.len() - 8..].to_owned()
 }
 
 /// A link to a memory's page.

@@ -136,7 +136,7 @@ pub async fn queue(
             p.empty { "Nothing waits for review." }
         } @else {
             form #bulk.bulk method="post" action="/ui/candidates/reject" {
-                (csrf_field(&session))
+                (csrf_field(&session.csrf))
                 input type="hidden" name="namespace" value=(namespace.as_deref().unwrap_or(""));
                 label for="bulk-note" { "Reject the selected candidates, because" }
                 input #bulk-note type="text" name="note" required maxlength="2000" placeholder="note (required)";
@@ -163,7 +163,7 @@ pub async fn queue(
     };
     page::respond(
         StatusCode::OK,
-        page::frame("Review", Section::Review, Some(&session), body),
+        page::frame("Review", Section::Review, Some(session.nav()), body),
     )
 }
 
@@ -255,7 +255,7 @@ fn candidate_card(card: &Card, session: &Session, namespace: Option<&str>) -> Ma
             }
             footer.actions {
                 form.approve method="post" action={"/ui/candidates/" (id) "/approve"} {
-                    (csrf_field(session))
+                    (csrf_field(&session.csrf))
                     input type="hidden" name="namespace" value=(namespace.unwrap_or(""));
                     input type="hidden" name="draft" value=(c.content);
                     details.edit {
@@ -266,7 +266,7 @@ fn candidate_card(card: &Card, session: &Session, namespace: Option<&str>) -> Ma
                     button.primary type="submit" { "Approve " kbd { "a" } }
                 }
                 form.reject method="post" action={"/ui/candidates/" (id) "/reject"} {
-                    (csrf_field(session))
+                    (csrf_field(&session.csrf))
                     input type="hidden" name="namespace" value=(namespace.unwrap_or(""));
                     input type="text" name="note" required maxlength="2000" placeholder="why (required)" aria-label="rejection note";
                     button type="submit" { "Reject " kbd { "r" } }
@@ -295,12 +295,12 @@ fn held_card(h: &Quarantined, session: &Session, namespace: Option<&str>) -> Mar
             details { summary { "The write as asked" } (page::json_block(&h.request)) }
             footer.actions {
                 form.approve method="post" action={"/ui/held/" (h.id) "/release"} {
-                    (csrf_field(session))
+                    (csrf_field(&session.csrf))
                     input type="hidden" name="namespace" value=(namespace.unwrap_or(""));
                     button.primary type="submit" { "Release " kbd { "a" } }
                 }
                 form.reject method="post" action={"/ui/held/" (h.id) "/discard"} {
-                    (csrf_field(session))
+                    (csrf_field(&session.csrf))
                     input type="hidden" name="namespace" value=(namespace.unwrap_or(""));
                     input type="text" name="note" required maxlength="2000" placeholder="why (required)" aria-label="discard note";
                     button type="submit" { "Discard " kbd { "r" } }

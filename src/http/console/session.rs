@@ -37,6 +37,14 @@ pub struct Session {
 }
 
 impl Session {
+    /// What the page frame shows of it.
+    pub fn nav(&self) -> page::Nav<'_> {
+        page::Nav {
+            name: &self.caller.name,
+            csrf: &self.csrf,
+        }
+    }
+
     /// Whether a posted form's token is this session's.
     pub fn check_csrf(&self, given: Option<&str>) -> Result<(), Response> {
         let given = given.unwrap_or("");
@@ -131,7 +139,9 @@ pub async fn require(
 }
 
 /// Headers every console answer carries: its pages hold memory content (never cached), load
-/// nothing from anywhere else and run no inline script (CSP), and are never framed.
+/// nothing from anywhere else and run no inline script (CSP), and are never framed. The
+/// referrer policy is `same-origin`, not `no-referrer`: under `no-referrer` a browser sends
+/// `Origin: null` with a form post, which the guard (rightly) refuses.
 pub async fn secure_headers(request: Request, next: Next) -> Response {
     let mut response = next.run(request).await;
     let headers = response.headers_mut();
@@ -148,7 +158,7 @@ pub async fn secure_headers(request: Request, next: Next) -> Response {
     );
     headers.insert(
         header::REFERRER_POLICY,
-        HeaderValue::from_static("no-referrer"),
+        HeaderValue::from_static("same-origin"),
     );
     headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
     if !headers.contains_key(header::CACHE_CONTROL) {
