@@ -321,6 +321,62 @@ async fn console_routes_need_a_session_and_a_csrf_token_and_answer_like_the_api(
         .await;
     assert_page(&page, 400, "bulk reject of nothing");
 
+    // Held writes wait in the same queue, with the rule that caught them.
+    let queue = operator.get("/ui/review?namespace=ana").await;
+    assert!(queue.body.contains("standing_order"), "the rule shown");
+    let held: Value = api
+        .get(format!("{base}/api/quarantine?namespace=ana"))
+        .bearer_auth(TOKEN)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let held = held["quarantined"].as_array().unwrap().clone();
+    assert_eq!(held.len(), 2, "{held:?}");
+    let (keep, drop) = (
+        held[0]["id"].as_str().unwrap(),
+        held[1]["id"].as_str().unwrap(),
+    );
+    for h in &held {
+        assert!(queue.body.contains(h["id"].as_str().unwrap()));
+    }
+    let page = operator
+        .post(
+            &format!("/ui/held/{keep}/release"),
+            &[("csrf", &csrf), ("namespace", "ana")],
+        )
+        .await;
+    assert_page(&page, 303, "release");
+    assert!(
+        page.location().contains("done=released&memory="),
+        "{}",
+        page.location()
+    );
+    let page = operator
+        .post(&format!("/ui/held/{keep}/release"), &[("csrf", &csrf)])
+        .await;
+    assert_page(&page, 409, "released already");
+    let page = operator
+        .post(&format!("/ui/held/{drop}/discard"), &[("csrf", &csrf)])
+        .await;
+    assert_page(&page, 400, "discard without a note");
+    let page = operator
+        .post(
+            &format!("/ui/held/{drop}/discard"),
+            &[("csrf", &csrf), ("note", "an advert")],
+        )
+        .await;
+    assert_page(&page, 303, "discard");
+    let page = operator
+        .post(
+            &format!("/ui/held/{}/discard", uuid::Uuid::now_v7()),
+            &[("csrf", &csrf), ("note", "x")],
+        )
+        .await;
+    assert_page(&page, 404, "unknown held write");
+
     // Jobs: the list, a dry run showing what it would do, an unknown job.
     let jobs_page = operator.get("/ui/jobs").await;
     assert_page(&jobs_page, 200, "jobs");
