@@ -196,6 +196,7 @@ pub async fn distill_eval(
     embedder: Arc<dyn Embedder>,
     env: &JobEnv,
     options: &DistillEvalOptions,
+    progress: super::Tick<'_>,
 ) -> Result<DistillEvalReport, BenchError> {
     let mut conversations = super::locomo::load(locomo)?;
     if let Some(n) = options.conversations {
@@ -230,6 +231,7 @@ pub async fn distill_eval(
     // By memory id: a turn's dia_id ("D1:7") repeats in every conversation.
     let mut text_of: HashMap<MemoryId, String> = HashMap::new();
     let mut turns = 0;
+    let all_turns: u64 = conversations.iter().map(|c| c.turns.len() as u64).sum();
     for conversation in &conversations {
         let namespace = Namespace::parse(&conversation.namespace)?;
         for chunk in conversation.turns.chunks(64) {
@@ -257,6 +259,7 @@ pub async fn distill_eval(
                 dia_of.insert(memory.id, turn.dia_id.clone());
                 text_of.insert(memory.id, turn.content.clone());
                 turns += 1;
+                progress("loading", turns as u64, Some(all_turns));
             }
         }
     }
@@ -287,6 +290,7 @@ pub async fn distill_eval(
         service.metrics().clone(),
     );
     let started = Instant::now();
+    progress("distilling", 0, None);
     let stats = match runner.run_now("distill", false, None).await? {
         TickOutcome::Ran {
             stats, error: None, ..

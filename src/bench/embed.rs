@@ -34,6 +34,7 @@ pub async fn embed_bench(
     words: usize,
     queries: usize,
     bulk: usize,
+    progress: super::Tick<'_>,
 ) -> Result<EmbedBenchReport, BenchError> {
     let turns: Vec<String> = conversations
         .iter()
@@ -51,10 +52,11 @@ pub async fn embed_bench(
     // One warm-up call: the first forward pass allocates.
     embedder.embed_query("warm up").await?;
     let mut latencies = Vec::with_capacity(texts.len());
-    for text in &texts {
+    for (i, text) in texts.iter().enumerate() {
         let started = Instant::now();
         embedder.embed_query(text).await?;
         latencies.push(started.elapsed().as_secs_f64() * 1000.0);
+        progress("queries", i as u64 + 1, Some(texts.len() as u64));
     }
     latencies.sort_by(f64::total_cmp);
     let started = Instant::now();

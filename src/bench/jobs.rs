@@ -56,6 +56,7 @@ pub async fn jobs_bench(
     dir: &std::path::Path,
     backend: &BenchBackend,
     options: &JobsBenchOptions,
+    progress: super::Tick<'_>,
 ) -> Result<JobsBenchReport, BenchError> {
     match backend {
         BenchBackend::Sqlite => {
@@ -64,7 +65,7 @@ pub async fn jobs_bench(
                     .await?,
             );
             let loader = Loader::Sqlite(db.clone());
-            run(dir, db, loader, backend, options).await
+            run(dir, db, loader, backend, options, progress).await
         }
         BenchBackend::Postgres { server_url } => {
             let scratch = ScratchDatabase::create(server_url).await?;
@@ -78,7 +79,7 @@ pub async fn jobs_bench(
                     .await?,
                 );
                 let loader = Loader::Postgres(db.clone());
-                run(dir, db, loader, backend, options).await
+                run(dir, db, loader, backend, options, progress).await
             }
             .await;
             scratch.drop_database().await?;
@@ -99,6 +100,7 @@ async fn run(
     loader: Loader,
     backend: &BenchBackend,
     options: &JobsBenchOptions,
+    progress: super::Tick<'_>,
 ) -> Result<JobsBenchReport, BenchError> {
     let JobsBenchOptions {
         rows,
@@ -115,7 +117,9 @@ async fn run(
     let service = Arc::new(MemoryService::start(store, index, embedder, Rules::default()).await?);
 
     let started = Instant::now();
+    progress("loading", 0, Some(rows as u64));
     bulk_load(&loader, rows, dimension).await?;
+    progress("loading", rows as u64, Some(rows as u64));
     let load_seconds = started.elapsed().as_secs_f64();
 
     let jobs_dir = dir.join("jobs");
@@ -142,8 +146,10 @@ async fn run(
     );
     let peak_before = rss_mb().1;
 
+    progress("expire", 0, None);
     let (expired, expire_seconds) = timed_run(&runner, "expire").await?;
     service.flush().await?;
+    progress("archive", 0, None);
     let (archived, archive_seconds) = timed_run(&runner, "archive").await?;
     let (rss, peak) = rss_mb();
     Ok(JobsBenchReport {

@@ -244,6 +244,12 @@ pub(crate) fn percentile(sorted: &[f64], p: f64) -> f64 {
 }
 
 /// `(VmRSS, VmHWM)` in MiB, from /proc (0 where unavailable).
+/// Where a bench or eval reports how far it is: `(phase, done, total)`; the CLI draws it.
+pub type Tick<'a> = &'a (dyn Fn(&str, u64, Option<u64>) + Sync);
+
+/// For callers that show no progress.
+pub fn no_progress(_: &str, _: u64, _: Option<u64>) {}
+
 pub fn rss_mb() -> (f64, f64) {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     let field = |name: &str| {
@@ -325,6 +331,7 @@ pub struct SearchBench<'a> {
     pub dimension: usize,
     pub queries: usize,
     pub top_k: usize,
+    pub progress: Tick<'a>,
 }
 
 pub async fn search_bench(
@@ -400,6 +407,7 @@ async fn run(
             merged += 1;
         }
         ids.extend(result.memory_id);
+        (bench.progress)("loading", i as u64 + 1, Some(n as u64));
     }
     let load_seconds = started.elapsed().as_secs_f64();
     service.flush().await?;
@@ -420,6 +428,7 @@ async fn run(
         let t = Instant::now();
         let result = service.search(&request).await?;
         latencies.push(t.elapsed().as_secs_f64() * 1e3);
+        (bench.progress)("searching", q as u64 + 1, Some(queries as u64));
         // (A LoCoMo run smaller than the data leaves some conversations without rows.)
         if result.memories.is_empty() && matches!(corpus, Corpus::Synthetic) {
             return Err("search returned nothing on a loaded index".into());

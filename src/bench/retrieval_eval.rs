@@ -130,6 +130,7 @@ pub async fn retrieval_eval(
     embedder: Arc<dyn Embedder>,
     rules: &Rules,
     arms: &[SearchArms],
+    progress: super::Tick<'_>,
 ) -> Result<Vec<RetrievalReport>, BenchError> {
     // The embedder alone, for its throughput.
     let texts: Vec<String> = conversations
@@ -137,8 +138,11 @@ pub async fn retrieval_eval(
         .flat_map(|c| c.turns.iter().map(|t| t.content.clone()))
         .collect();
     let started = Instant::now();
+    let mut embedded = 0;
     for chunk in texts.chunks(500) {
         embedder.embed(chunk).await?;
+        embedded += chunk.len() as u64;
+        progress("embedding", embedded, Some(texts.len() as u64));
     }
     let embed_per_second = texts.len() as f64 / started.elapsed().as_secs_f64().max(1e-9);
     let mut query_latencies = Vec::new();
@@ -174,6 +178,7 @@ pub async fn retrieval_eval(
     .await?;
     let started = Instant::now();
     let mut memories = HashSet::new();
+    let mut loaded = 0;
     let (mut skipped_turns, mut skipped_evidence_turns) = (0, 0);
     for conversation in conversations {
         let evidence: HashSet<&str> = conversation
@@ -200,6 +205,8 @@ pub async fn retrieval_eval(
                 }
             }
             memories.extend(written.memory_id);
+            loaded += 1;
+            progress("loading", loaded, Some(texts.len() as u64));
         }
     }
     loader.flush().await?;
@@ -221,8 +228,13 @@ pub async fn retrieval_eval(
         let mut overall = Tally::default();
         let mut per_category: BTreeMap<u8, Tally> = BTreeMap::new();
         let mut latencies = Vec::new();
+        let phase = format!("search {}", arm.as_str());
+        let questions: u64 = conversations.iter().map(|c| c.questions.len() as u64).sum();
+        let mut asked = 0;
         for conversation in conversations {
             for question in &conversation.questions {
+                asked += 1;
+                progress(&phase, asked, Some(questions));
                 if !(1..=4).contains(&question.category) || question.evidence.is_empty() {
                     continue;
                 }

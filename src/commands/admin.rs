@@ -1,7 +1,5 @@
 //! `hindsight stats`, `migrate`, `reindex` and `healthcheck`.
 
-use std::io::IsTerminal;
-
 use hindsight::configuration::Settings;
 use hindsight::startup;
 use serde_json::json;
@@ -27,32 +25,12 @@ pub async fn migrate(settings: Settings) -> anyhow::Result<()> {
 pub async fn reindex(settings: Settings) -> anyhow::Result<()> {
     let lock = startup::acquire(&settings)?;
     let mut service = startup::build_service(&settings).await?;
-    let tty = std::io::stderr().is_terminal();
     let started = std::time::Instant::now();
-    let mut last_report: Option<(&str, std::time::Instant)> = None;
-    // A terminal gets one line per phase, rewritten in place; a log gets a line every 5 s and
-    // at the end of each phase.
+    let reporter = super::progress::Reporter::new();
     let done = service
-        .reindex(|p| {
-            let phase_changed = last_report.is_none_or(|(phase, _)| phase != p.phase);
-            if tty {
-                if phase_changed && last_report.is_some() {
-                    eprintln!();
-                }
-                eprint!("\r{} {}/{}", p.phase, p.done, p.total);
-                last_report = Some((p.phase, std::time::Instant::now()));
-            } else if phase_changed
-                || p.done == p.total
-                || last_report.is_some_and(|(_, at)| at.elapsed().as_secs() >= 5)
-            {
-                eprintln!("{} {}/{}", p.phase, p.done, p.total);
-                last_report = Some((p.phase, std::time::Instant::now()));
-            }
-        })
+        .reindex(|p| reporter.tick(p.phase, p.done as u64, Some(p.total as u64)))
         .await?;
-    if tty && last_report.is_some() {
-        eprintln!();
-    }
+    reporter.finish();
     service
         .store()
         .meta_set(startup::EMBEDDER_NOTE_META_KEY, "")

@@ -4,7 +4,8 @@
 use chrono::{DateTime, Duration, Utc};
 use hindsight::configuration::Settings;
 
-use super::connection::{print, with_operations};
+use super::connection::with_operations;
+use super::listing::{Format, Table, print_list, when};
 
 /// `--since`: an RFC 3339 time, or how long ago (`90m`, `24h`, `7d`).
 fn since(text: &str) -> anyhow::Result<DateTime<Utc>> {
@@ -25,14 +26,32 @@ fn since(text: &str) -> anyhow::Result<DateTime<Utc>> {
     Ok(Utc::now() - span)
 }
 
-pub async fn run(settings: Settings, since_text: String, limit: i64) -> anyhow::Result<()> {
+pub async fn run(
+    settings: Settings,
+    since_text: String,
+    limit: i64,
+    format: Format,
+) -> anyhow::Result<()> {
     let since = since(&since_text)?;
     let entries = with_operations(
         &settings,
         |ops, _| async move { ops.audit(since, limit).await },
     )
     .await?;
-    print(&entries)
+    print_list(format, &entries, || {
+        let mut table = Table::new(&["at", "actor", "action", "namespace", "outcome", "ids"]);
+        for e in &entries {
+            table.row(vec![
+                when(Some(e.at)),
+                e.actor.clone(),
+                e.action.clone(),
+                e.namespace.clone().unwrap_or_default(),
+                e.outcome.clone(),
+                e.ids.join(" "),
+            ]);
+        }
+        table
+    })
 }
 
 #[cfg(test)]

@@ -89,6 +89,8 @@ fn backends(names: &[String], postgres_server: &str) -> anyhow::Result<Vec<Bench
 }
 
 pub async fn run(settings: Settings, command: BenchCommand) -> anyhow::Result<()> {
+    // One progress reporter for the whole command (`progress.rs`): bars at a terminal.
+    let reporter = super::progress::Reporter::new();
     match command {
         BenchCommand::Search {
             n,
@@ -130,10 +132,12 @@ pub async fn run(settings: Settings, command: BenchCommand) -> anyhow::Result<()
                         dimension,
                         queries,
                         top_k,
+                        progress: &|phase, done, total| reporter.tick(phase, done, total),
                     };
                     let report = hindsight::bench::search_bench(dir.path(), backend, &bench)
                         .await
                         .map_err(|e| anyhow::anyhow!("{e}"))?;
+                    reporter.finish();
                     println!("{}", serde_json::to_string(&report)?);
                 }
             }
@@ -158,9 +162,11 @@ pub async fn run(settings: Settings, command: BenchCommand) -> anyhow::Result<()
                 words,
                 queries,
                 bulk,
+                &|phase, done, total| reporter.tick(phase, done, total),
             )
             .await
             .map_err(|e| anyhow::anyhow!("{e}"))?;
+            reporter.finish();
             println!("{}", serde_json::to_string(&report)?);
             Ok(())
         }
@@ -196,9 +202,15 @@ pub async fn run(settings: Settings, command: BenchCommand) -> anyhow::Result<()
                         workers,
                         sink: sink_url,
                     };
-                    let report = hindsight::bench::jobs::jobs_bench(dir.path(), &backend, &options)
-                        .await
-                        .map_err(|e| anyhow::anyhow!("{e}"))?;
+                    let report = hindsight::bench::jobs::jobs_bench(
+                        dir.path(),
+                        &backend,
+                        &options,
+                        &|phase, done, total| reporter.tick(phase, done, total),
+                    )
+                    .await
+                    .map_err(|e| anyhow::anyhow!("{e}"))?;
+                    reporter.finish();
                     println!("{}", serde_json::to_string(&report)?);
                 }
             }

@@ -22,6 +22,8 @@ pub enum CandidatesCommand {
         status: String,
         #[arg(long, default_value_t = 100)]
         limit: i64,
+        #[command(flatten)]
+        format: super::listing::Format,
     },
     /// One candidate with the episodes it rests on.
     Show { id: CandidateId },
@@ -57,6 +59,7 @@ pub async fn run(settings: Settings, command: CandidatesCommand) -> anyhow::Resu
             namespace,
             status,
             limit,
+            format,
         } => {
             let query = CandidateQuery {
                 namespace,
@@ -70,7 +73,27 @@ pub async fn run(settings: Settings, command: CandidatesCommand) -> anyhow::Resu
                 )
                 .await
                 .map_err(flag)?;
-            print(&json!({ "candidates": candidates }))
+            super::listing::print_list(format, &json!({ "candidates": candidates }), || {
+                let mut table = super::listing::Table::new(&[
+                    "id",
+                    "namespace",
+                    "status",
+                    "confidence",
+                    "episodes",
+                    "content",
+                ]);
+                for c in &candidates {
+                    table.row(vec![
+                        c.id.to_string(),
+                        c.namespace.clone(),
+                        c.status.as_str().to_owned(),
+                        format!("{:.2}", c.confidence),
+                        c.source_ids.len().to_string(),
+                        c.content.clone(),
+                    ]);
+                }
+                table
+            })
         }
         CandidatesCommand::Show { id } => {
             let detail =

@@ -76,8 +76,10 @@ fn parse_fusion(text: &str) -> Result<FusionKind, String> {
 }
 
 pub async fn run(settings: Settings, command: EvalCommand) -> anyhow::Result<()> {
+    // One progress reporter for the whole command (`progress.rs`): bars at a terminal.
+    let reporter = super::progress::Reporter::new();
     match command {
-        EvalCommand::Distill(args) => distill(settings, args).await,
+        EvalCommand::Distill(args) => distill(settings, args, &reporter).await,
         EvalCommand::Screening { locomo, corpus } => {
             use hindsight::bench::screening_eval;
             let screen = hindsight::screening::Screen::load(&settings.screening_file)?;
@@ -94,11 +96,15 @@ pub async fn run(settings: Settings, command: EvalCommand) -> anyhow::Result<()>
             arms,
             fusion,
             conversations,
-        } => retrieval(settings, &locomo, &arms, fusion, conversations).await,
+        } => retrieval(settings, &locomo, &arms, fusion, conversations, &reporter).await,
     }
 }
 
-async fn distill(settings: Settings, args: DistillArgs) -> anyhow::Result<()> {
+async fn distill(
+    settings: Settings,
+    args: DistillArgs,
+    reporter: &super::progress::Reporter,
+) -> anyhow::Result<()> {
     let env = startup::job_env(&settings)?;
     // One embedder (the local model loaded once) for every run; each run has its own store.
     let embedder = startup::embedder(&settings).await?;
@@ -127,9 +133,11 @@ async fn distill(settings: Settings, args: DistillArgs) -> anyhow::Result<()> {
             embedder.clone(),
             &env,
             &options,
+            &|phase, done, total| reporter.tick(phase, done, total),
         )
         .await
         .map_err(|e| anyhow::anyhow!("{e}"))?;
+        reporter.finish();
         println!("{}", serde_json::to_string(&report)?);
     }
     Ok(())
@@ -141,6 +149,7 @@ async fn retrieval(
     arms: &[SearchArms],
     fusion: Option<FusionKind>,
     limit: Option<usize>,
+    reporter: &super::progress::Reporter,
 ) -> anyhow::Result<()> {
     if let Some(fusion) = fusion {
         settings.search_fusion = fusion;
@@ -158,10 +167,12 @@ async fn retrieval(
         embedder,
         &hindsight::service::Rules::from(&settings),
         arms,
+        &|phase, done, total| reporter.tick(phase, done, total),
     )
     .await
     .map_err(|e| anyhow::anyhow!("{e}"))?;
     for report in reports {
+        reporter.finish();
         println!("{}", serde_json::to_string(&report)?);
     }
     Ok(())

@@ -2,7 +2,6 @@
 //! `Operations`: in-process when the data dir is free, or in the daemon that owns it, so the
 //! process holding the data and its index does the work.
 
-use std::io::IsTerminal;
 use std::sync::Arc;
 
 use clap::Subcommand;
@@ -15,7 +14,10 @@ use super::connection::{print, with_operations};
 #[derive(Debug, Subcommand)]
 pub enum JobsCommand {
     /// Every job: enabled, schedule, next run, last result.
-    List,
+    List {
+        #[command(flatten)]
+        format: super::listing::Format,
+    },
     /// Run a job now (the same code path as a scheduled tick).
     Run {
         name: String,
@@ -29,6 +31,8 @@ pub enum JobsCommand {
         name: Option<String>,
         #[arg(long, default_value_t = 20)]
         limit: i64,
+        #[command(flatten)]
+        format: super::listing::Format,
     },
 }
 
@@ -59,30 +63,71 @@ pub enum ArchiveCommand {
 
 pub async fn run(settings: Settings, command: JobsCommand) -> anyhow::Result<()> {
     match command {
-        JobsCommand::List => {
-            print(&with_operations(&settings, |ops, _| async move { ops.jobs().await }).await?)
+        JobsCommand::List { format } => {
+            let jobs = with_operations(&settings, |ops, _| async move { ops.jobs().await }).await?;
+            super::listing::print_list(format, &jobs, || {
+                let mut table = super::listing::Table::new(&[
+                    "job", "enabled", "cron", "next run", "last", "finished", "error",
+                ]);
+                for j in &jobs {
+                    let last = j.last_run.as_ref();
+                    table.row(vec![
+                        j.name.clone(),
+                        j.enabled.to_string(),
+                        j.cron.clone(),
+                        super::listing::when(j.next_run),
+                        last.map_or("-".to_owned(), |l| l.status.as_str().to_owned()),
+                        super::listing::when(last.and_then(|l| l.finished_at)),
+                        last.and_then(|l| l.error.clone()).unwrap_or_default(),
+                    ]);
+                }
+                table
+            })
         }
-        JobsCommand::History { name, limit } => {
+        JobsCommand::History {
+            name,
+            limit,
+            format,
+        } => {
             let history = with_operations(&settings, |ops, _| async move {
                 ops.job_history(name.as_deref(), limit).await
             })
             .await
             .map_err(flag)?;
-            print(&history)
+            super::listing::print_list(format, &history, || {
+                let mut table = super::listing::Table::new(&[
+                    "run", "job", "tick", "node", "status", "seconds", "error",
+                ]);
+                for r in &history {
+                    let seconds = r.finished_at.map_or("-".to_owned(), |f| {
+                        format!(
+                            "{:.2}",
+                            (f - r.started_at).num_milliseconds() as f64 / 1000.0
+                        )
+                    });
+                    table.row(vec![
+                        r.id.to_string(),
+                        r.job.clone(),
+                        super::listing::when(Some(r.scheduled_for)),
+                        r.node.clone(),
+                        r.status.as_str().to_owned(),
+                        seconds,
+                        r.error.clone().unwrap_or_default(),
+                    ]);
+                }
+                table
+            })
         }
         JobsCommand::Run { name, dry_run } => {
-            let progress = terminal_progress(&name);
+            let reporter = Arc::new(super::progress::Reporter::new());
+            let progress = job_progress(&name, reporter.clone());
             let report = with_operations(&settings, |ops, local| async move {
                 // Progress is drawn only where the job runs.
-                let progress = progress.filter(|_| local);
-                let drawn = progress.is_some();
-                let report = ops.run_job(&name, dry_run, progress).await;
-                if drawn {
-                    eprintln!();
-                }
-                report
+                ops.run_job(&name, dry_run, Some(progress).filter(|_| local))
+                    .await
             })
             .await?;
+            reporter.finish();
             print(&report)?;
             if report.failed() {
                 anyhow::bail!("job {} failed", report.job);
@@ -104,12 +149,17 @@ pub async fn archive(settings: Settings, command: ArchiveCommand) -> anyhow::Res
                 (None, Some(key)) => RestoreRequest::Batch(key),
                 (None, None) => RestoreRequest::Ids(ids),
             };
+            // The restore reports no progress of its own: a spinner (and the time) shows it
+            // alive.
+            let reporter = super::progress::Reporter::new();
+            reporter.tick("restoring", 0, None);
             let report = with_operations(
                 &settings,
                 |ops, _| async move { ops.restore(request).await },
             )
-            .await?;
-            print(&report)
+            .await;
+            reporter.finish();
+            print(&report?)
         }
         ArchiveCommand::Purge { dry_run } => {
             let report =
@@ -120,16 +170,10 @@ pub async fn archive(settings: Settings, command: ArchiveCommand) -> anyhow::Res
     }
 }
 
-/// `done/total` rewritten in place on a terminal; nothing otherwise.
-fn terminal_progress(name: &str) -> Option<ProgressFn> {
-    if !std::io::stderr().is_terminal() {
-        return None;
-    }
+/// The job's rows done, drawn by `reporter`.
+fn job_progress(name: &str, reporter: Arc<super::progress::Reporter>) -> ProgressFn {
     let name = name.to_owned();
-    Some(Arc::new(move |p: Progress| match p.total {
-        Some(total) => eprint!("\r{name}: {}/{total}", p.done),
-        None => eprint!("\r{name}: {}", p.done),
-    }))
+    Arc::new(move |p: Progress| reporter.tick(&name, p.done, p.total))
 }
 
 /// Errors naming the API's `limit` field: on the command line it is a flag.

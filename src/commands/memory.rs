@@ -1,9 +1,9 @@
-//! `hindsight memory write|search|forget|get`, through `Operations`: in-process when the data
+//! `hindsight memory write|search|forget|get|list`, through `Operations`: in-process when the data
 //! dir is free, or in the daemon that owns it (same rules either way).
 
 use clap::{Args as ClapArgs, Subcommand};
 use hindsight::configuration::Settings;
-use hindsight::service::requests::{ForgetFilterRequest, TimeRange};
+use hindsight::service::requests::{ForgetFilterRequest, ListRequest, TimeRange};
 use hindsight::service::{ForgetRequest, SearchRequest, WriteRequest};
 use serde_json::{Value, json};
 
@@ -19,6 +19,41 @@ pub enum MemoryCommand {
     Forget(ForgetArgs),
     /// Show one memory with all its fields.
     Get { id: String },
+    /// Page through memories by filters, newest stored first (no search: every row matching).
+    List(ListArgs),
+}
+
+#[derive(Debug, ClapArgs)]
+pub struct ListArgs {
+    #[arg(long)]
+    namespace: Option<String>,
+    /// working | episodic | semantic
+    #[arg(long = "type")]
+    memory_type: Option<String>,
+    /// active | deprecated | expired | forgotten | archived
+    #[arg(long)]
+    status: Option<String>,
+    #[arg(long)]
+    entity: Option<String>,
+    #[arg(long)]
+    attribute: Option<String>,
+    /// The memories this one superseded.
+    #[arg(long)]
+    deprecated_by: Option<String>,
+    /// Only what happened at or after this time (RFC 3339)
+    #[arg(long)]
+    from: Option<String>,
+    /// Only what happened at or before this time (RFC 3339)
+    #[arg(long)]
+    to: Option<String>,
+    /// The last id of the previous page.
+    #[arg(long)]
+    before: Option<String>,
+    /// 1 to 500.
+    #[arg(long, default_value_t = 50)]
+    limit: i64,
+    #[command(flatten)]
+    format: super::listing::Format,
 }
 
 #[derive(Debug, ClapArgs)]
@@ -95,6 +130,7 @@ fn json_arg(field: &str, raw: Option<String>) -> anyhow::Result<Option<Value>> {
 
 pub async fn run(settings: Settings, command: MemoryCommand) -> anyhow::Result<()> {
     let operation = match command {
+        MemoryCommand::List(a) => return list(settings, a).await,
         MemoryCommand::Get { id } => {
             let id = uuid::Uuid::parse_str(id.trim())
                 .map_err(|_| anyhow::anyhow!("memory_id: must be a UUID, got {id:?}"))?;
@@ -159,6 +195,43 @@ pub async fn run(settings: Settings, command: MemoryCommand) -> anyhow::Result<(
     })
     .await?;
     print(&result)
+}
+
+async fn list(settings: Settings, a: ListArgs) -> anyhow::Result<()> {
+    let request = ListRequest {
+        namespace: a.namespace,
+        memory_type: a.memory_type,
+        status: a.status,
+        entity: a.entity,
+        attribute: a.attribute,
+        deprecated_by: a.deprecated_by,
+        from: a.from,
+        to: a.to,
+        before: a.before,
+        limit: Some(a.limit),
+    };
+    let rows = with_operations(&settings, |ops, _| async move { ops.list(request).await }).await?;
+    super::listing::print_list(a.format, &json!({ "memories": rows }), || {
+        let mut table = super::listing::Table::new(&[
+            "id",
+            "namespace",
+            "type",
+            "status",
+            "happened",
+            "content",
+        ]);
+        for m in &rows {
+            table.row(vec![
+                m.id.to_string(),
+                m.namespace.clone(),
+                m.memory_type.as_str().to_owned(),
+                m.status.as_str().to_owned(),
+                super::listing::when(Some(m.occurred_at)),
+                m.content.clone(),
+            ]);
+        }
+        table
+    })
 }
 
 enum Operation {

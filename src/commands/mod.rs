@@ -8,9 +8,11 @@ mod connection;
 mod eval;
 mod integrity;
 mod jobs;
+mod listing;
 mod mcp;
 mod memory;
 mod models;
+mod progress;
 mod quarantine;
 mod serve;
 mod tokens;
@@ -98,6 +100,8 @@ enum Command {
         since: String,
         #[arg(long, default_value_t = 1000)]
         limit: i64,
+        #[command(flatten)]
+        format: listing::Format,
     },
     /// Writes the screen held for review (rules with action = "quarantine"): list, show,
     /// approve, reject.
@@ -153,7 +157,11 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Candidates(command) => candidates::run(settings, command).await,
         Command::Tokens(command) => tokens::run(settings, command).await,
         Command::Quarantine(command) => quarantine::run(settings, command).await,
-        Command::Audit { since, limit } => audit::run(settings, since, limit).await,
+        Command::Audit {
+            since,
+            limit,
+            format,
+        } => audit::run(settings, since, limit, format).await,
         Command::Healthcheck => admin::healthcheck(settings).await,
     }
 }

@@ -1,6 +1,5 @@
 //! `hindsight models pull`: fetch a local embedding model into the hub cache.
 
-use std::io::IsTerminal;
 use std::time::{Duration, Instant};
 
 use clap::Subcommand;
@@ -35,52 +34,24 @@ pub async fn run(settings: Settings, command: ModelsCommand) -> anyhow::Result<(
     );
     let hub = Hub::from_env(Duration::from_secs(30))?;
     let cache = HubCache::from_env();
-    let tty = std::io::stderr().is_terminal();
     let started = Instant::now();
-    let mut last: Option<(String, Instant)> = None;
     eprintln!(
         "pulling {model} ({revision}) from {} into {}",
         hub.endpoint(),
         cache.root().display()
     );
-    // A terminal gets one line per file, rewritten in place; a log a line every 5 s and at
-    // the end of each file.
+    // One bar per file, in bytes.
+    let reporter = super::progress::Reporter::bytes();
     let dir = hub
         .pull(&cache, &model, &revision, |p| {
-            let file_changed = last.as_ref().is_none_or(|(f, _)| f != p.file);
-            let finished = p.total.is_some_and(|t| p.done >= t);
-            let line = match p.total {
-                Some(total) => format!("{} {:.1}/{:.1} MB", p.file, mb(p.done), mb(total)),
-                None => format!("{} {:.1} MB", p.file, mb(p.done)),
-            };
-            if tty {
-                if file_changed && last.is_some() {
-                    eprintln!();
-                }
-                eprint!("\r{line}");
-                last = Some((p.file.to_owned(), Instant::now()));
-            } else if file_changed
-                || finished
-                || last
-                    .as_ref()
-                    .is_some_and(|(_, at)| at.elapsed().as_secs() >= 5)
-            {
-                eprintln!("{line}");
-                last = Some((p.file.to_owned(), Instant::now()));
-            }
+            reporter.tick(p.file, p.done, p.total)
         })
         .await;
-    if tty && last.is_some() {
-        eprintln!();
-    }
+    reporter.finish();
     let dir = dir?;
     println!(
         "{}",
         json!({"model": model, "revision": revision, "path": dir, "seconds": started.elapsed().as_secs_f64()})
     );
     Ok(())
-}
-
-fn mb(bytes: u64) -> f64 {
-    bytes as f64 / 1_000_000.0
 }

@@ -19,6 +19,8 @@ pub enum QuarantineCommand {
         status: String,
         #[arg(long, default_value_t = 100)]
         limit: i64,
+        #[command(flatten)]
+        format: super::listing::Format,
     },
     /// One held write, as it was asked for, and the rule that held it.
     Show { id: uuid::Uuid },
@@ -46,6 +48,7 @@ pub async fn run(settings: Settings, command: QuarantineCommand) -> anyhow::Resu
             namespace,
             status,
             limit,
+            format,
         } => {
             let query = CandidateQuery {
                 namespace,
@@ -57,7 +60,27 @@ pub async fn run(settings: Settings, command: QuarantineCommand) -> anyhow::Resu
                 |ops, _| async move { ops.quarantined(query).await },
             )
             .await?;
-            print(&json!({ "quarantined": items }))
+            super::listing::print_list(format, &json!({ "quarantined": items }), || {
+                let mut table = super::listing::Table::new(&[
+                    "id",
+                    "namespace",
+                    "rule",
+                    "status",
+                    "held",
+                    "content",
+                ]);
+                for q in &items {
+                    table.row(vec![
+                        q.id.to_string(),
+                        q.namespace.clone(),
+                        q.rule.clone(),
+                        q.status.clone(),
+                        super::listing::when(Some(q.created_at)),
+                        q.request["content"].as_str().unwrap_or_default().to_owned(),
+                    ]);
+                }
+                table
+            })
         }
         QuarantineCommand::Show { id } => print(
             &with_operations(

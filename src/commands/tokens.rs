@@ -30,7 +30,10 @@ pub enum TokensCommand {
         operator: bool,
     },
     /// Every token (no secrets), revoked ones too.
-    List,
+    List {
+        #[command(flatten)]
+        format: super::listing::Format,
+    },
     /// Revoke a token: it stops working at once.
     Revoke { name: String },
 }
@@ -67,8 +70,26 @@ pub async fn run(settings: Settings, command: TokensCommand) -> anyhow::Result<(
             );
             print(&created)
         }
-        TokensCommand::List => {
-            print(&with_operations(&settings, |ops, _| async move { ops.tokens().await }).await?)
+        TokensCommand::List { format } => {
+            let tokens =
+                with_operations(&settings, |ops, _| async move { ops.tokens().await }).await?;
+            super::listing::print_list(format, &tokens, || {
+                let mut table = super::listing::Table::new(&[
+                    "name", "operator", "read", "write", "review", "created", "revoked",
+                ]);
+                for t in &tokens {
+                    table.row(vec![
+                        t.name.clone(),
+                        t.operator.to_string(),
+                        t.grants.read.to_string(),
+                        t.grants.write.to_string(),
+                        t.grants.review.to_string(),
+                        super::listing::when(Some(t.created_at)),
+                        super::listing::when(t.revoked_at),
+                    ]);
+                }
+                table
+            })
         }
         TokensCommand::Revoke { name } => print(
             &with_operations(
