@@ -14,6 +14,7 @@ use crate::index::{EdgeIndex, HnswParams};
 use crate::service::{MemoryService, Rules, SearchRequest, WriteRequest, WriteStatus};
 use crate::store::{MemoryStore, PoolSize, PostgresStore, SqliteStore};
 
+pub mod console;
 pub mod distill_eval;
 pub mod embed;
 pub mod jobs;
@@ -243,15 +244,20 @@ pub(crate) fn percentile(sorted: &[f64], p: f64) -> f64 {
     sorted[rank.min(sorted.len() - 1)]
 }
 
-/// `(VmRSS, VmHWM)` in MiB, from /proc (0 where unavailable).
 /// Where a bench or eval reports how far it is: `(phase, done, total)`; the CLI draws it.
 pub type Tick<'a> = &'a (dyn Fn(&str, u64, Option<u64>) + Sync);
 
 /// For callers that show no progress.
 pub fn no_progress(_: &str, _: u64, _: Option<u64>) {}
 
+/// `(VmRSS, VmHWM)` in MiB, from /proc (0 where unavailable).
 pub fn rss_mb() -> (f64, f64) {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    rss_mb_of("self")
+}
+
+/// `(VmRSS, VmHWM)` in MiB of process `pid` (`self` for this one).
+pub fn rss_mb_of(pid: &str) -> (f64, f64) {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
     let field = |name: &str| {
         status
             .lines()

@@ -73,6 +73,19 @@ pub enum BenchCommand {
         #[arg(long, default_value = "postgres://postgres@127.0.0.1:5432")]
         postgres_server: String,
     },
+    /// What the operator console costs: a daemon (this binary) loaded with N memories from
+    /// LoCoMo's turns and pending candidates; its RSS idle and after every console page was
+    /// fetched; each page's time (at the client, over loopback). Prints one JSON line.
+    Console {
+        /// LoCoMo JSON, e.g. ../shared/data/locomo/locomo-dev.json (its turns, repeated to N).
+        #[arg(long)]
+        locomo: std::path::PathBuf,
+        #[arg(long, default_value_t = 10_000)]
+        n: usize,
+        /// Fetches of each page.
+        #[arg(long, default_value_t = 50)]
+        fetches: usize,
+    },
 }
 
 fn backends(names: &[String], postgres_server: &str) -> anyhow::Result<Vec<BenchBackend>> {
@@ -92,6 +105,27 @@ pub async fn run(settings: Settings, command: BenchCommand) -> anyhow::Result<()
     // One progress reporter for the whole command (`progress.rs`): bars at a terminal.
     let reporter = super::progress::Reporter::new();
     match command {
+        BenchCommand::Console { locomo, n, fetches } => {
+            anyhow::ensure!(fetches >= 1, "--fetches: must be at least 1");
+            let conversations =
+                hindsight::bench::locomo::load(&locomo).map_err(|e| anyhow::anyhow!("{e}"))?;
+            let exe = std::env::current_exe()?;
+            let options = hindsight::bench::console::ConsoleBenchOptions {
+                exe: &exe,
+                n,
+                fetches,
+            };
+            let report = hindsight::bench::console::console_bench(
+                conversations,
+                &options,
+                &|phase, done, total| reporter.tick(phase, done, total),
+            )
+            .await
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+            reporter.finish();
+            println!("{}", serde_json::to_string(&report)?);
+            Ok(())
+        }
         BenchCommand::Search {
             n,
             dimension,
