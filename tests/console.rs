@@ -118,6 +118,10 @@ async fn console_routes_need_a_session_and_a_csrf_token_and_answer_like_the_api(
     }
     assert!(queue.body.contains("<mark>"), "evidence words marked");
     assert!(queue.body.contains("Evidence: 5 episodes"));
+    assert!(
+        queue.body.contains("conversation: chat-"),
+        "each episode's provenance"
+    );
     let csrf = queue.csrf();
 
     // Form posts: the session's CSRF token or nothing happens.

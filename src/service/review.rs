@@ -162,6 +162,9 @@ pub struct EpisodeView {
     pub occurred_at: DateTime<Utc>,
     pub created_at: DateTime<Utc>,
     pub status: Status,
+    /// Where it came from, as its writer said (a conversation, a task, a tool).
+    #[serde(default)]
+    pub source: serde_json::Value,
 }
 
 pub async fn detail(
@@ -186,6 +189,7 @@ pub async fn detail(
             occurred_at: m.occurred_at,
             created_at: m.created_at,
             status: m.status,
+            source: m.source,
         })
         .collect();
     episodes.sort_by_key(|e| (e.occurred_at, e.id));

@@ -62,11 +62,14 @@ patterns = ['(?i)\bfrom now on\b']
         .iter()
         .chain(MEETING_EPISODES.iter())
         .chain(OTHERS.iter());
-    for text in texts {
+    for (i, text) in texts.enumerate() {
         let response = http
             .post(format!("{base}/api/memories"))
             .bearer_auth(TOKEN)
-            .json(&json!({"content": text, "memory_type": "episodic", "namespace": "ana"}))
+            .json(
+                &json!({"content": text, "memory_type": "episodic", "namespace": "ana",
+                          "source": {"conversation": format!("chat-{i}")}}),
+            )
             .send()
             .await
             .unwrap();

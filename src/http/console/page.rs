@@ -209,6 +209,23 @@ pub fn highlighted(text: &str, stems: &HashSet<String>) -> Markup {
     PreEscaped(out)
 }
 
+/// A writer's `source` on one line (`conversation: c-42 · turn: 7`), for beside an episode;
+/// empty when there is none.
+pub fn source_line(source: &serde_json::Value) -> String {
+    match source {
+        serde_json::Value::Object(map) => map
+            .iter()
+            .map(|(k, v)| match v {
+                serde_json::Value::String(text) => format!("{k}: {text}"),
+                other => format!("{k}: {other}"),
+            })
+            .collect::<Vec<_>>()
+            .join(" · "),
+        serde_json::Value::Null => String::new(),
+        other => other.to_string(),
+    }
+}
+
 /// Pretty JSON in a `<pre>`, or a dash for null / empty.
 pub fn json_block(value: &serde_json::Value) -> Markup {
     let empty = match value {

@@ -227,7 +227,12 @@ fn candidate_card(card: &Card, session: &Session, namespace: Option<&str>) -> Ma
                     @for e in &card.detail.episodes {
                         li {
                             p { (page::highlighted(&e.content, &stems)) }
-                            small.muted { (page::time(e.occurred_at)) " · " (e.status.as_str()) " · " (memory_link(&e.id)) }
+                            small.muted {
+                                (page::time(e.occurred_at)) " · " (e.status.as_str())
+                                @let source = page::source_line(&e.source);
+                                @if !source.is_empty() { " · from " code.source { (source) } }
+                                " · " (memory_link(&e.id))
+                            }
                         }
                     }
                 }
