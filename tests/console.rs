@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::console::{Browser, TOKEN, pending, seeded_daemon};
+use common::console::{Browser, TOKEN, api_get, pending, seeded_daemon};
 use serde_json::{Value, json};
 
 fn assert_page(page: &common::console::Page, status: u16, context: &str) {
@@ -208,15 +208,7 @@ async fn console_routes_need_a_session_and_a_csrf_token_and_answer_like_the_api(
         page.location()
     );
     let memory_id = page.location().rsplit('=').next().unwrap().to_owned();
-    let memory: Value = api
-        .get(format!("{base}/api/memories/{memory_id}"))
-        .bearer_auth(TOKEN)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let memory: Value = api_get(&base, &format!("/api/memories/{memory_id}")).await;
     assert_eq!(memory["content"], json!(wording));
     assert_eq!(memory["memory_type"], json!("semantic"));
     assert_eq!(memory["importance"], json!(0.9));
@@ -240,15 +232,7 @@ async fn console_routes_need_a_session_and_a_csrf_token_and_answer_like_the_api(
     for part in ["relevance", "cosine", "lexical rank", "recency"] {
         assert!(found.body.contains(part), "{part}");
     }
-    let after: Value = api
-        .get(format!("{base}/api/memories/{memory_id}"))
-        .bearer_auth(TOKEN)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let after: Value = api_get(&base, &format!("/api/memories/{memory_id}")).await;
     assert_eq!(
         after["access_count"].as_i64().unwrap(),
         before,
@@ -288,15 +272,7 @@ async fn console_routes_need_a_session_and_a_csrf_token_and_answer_like_the_api(
         )
         .await;
     assert_page(&page, 303, "forget");
-    let forgotten: Value = api
-        .get(format!("{base}/api/memories/{memory_id}"))
-        .bearer_auth(TOKEN)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let forgotten: Value = api_get(&base, &format!("/api/memories/{memory_id}")).await;
     assert_eq!(forgotten["status"], json!("forgotten"));
     let page = operator
         .post(
@@ -328,15 +304,7 @@ async fn console_routes_need_a_session_and_a_csrf_token_and_answer_like_the_api(
     // Held writes wait in the same queue, with the rule that caught them.
     let queue = operator.get("/ui/review?namespace=ana").await;
     assert!(queue.body.contains("standing_order"), "the rule shown");
-    let held: Value = api
-        .get(format!("{base}/api/quarantine?namespace=ana"))
-        .bearer_auth(TOKEN)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let held: Value = api_get(&base, "/api/quarantine?namespace=ana").await;
     let held = held["quarantined"].as_array().unwrap().clone();
     assert_eq!(held.len(), 2, "{held:?}");
     let (keep, drop) = (

@@ -14,7 +14,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use base64::Engine;
-use common::console::{TOKEN, pending, seeded_daemon};
+use common::console::{TOKEN, api_get, pending, seeded_daemon};
 use serde_json::{Value, json};
 
 const ELEMENT: &str = "element-6066-11e4-a52e-4f735466cecf";
@@ -275,15 +275,7 @@ async fn a_reviewer_approves_with_an_edit_rejects_and_finds_the_memory_in_a_real
         .await;
     browser.wait_for_url("done=rejected").await;
     assert!(pending(&base).await.is_empty(), "both decided");
-    let listed: Value = reqwest::Client::new()
-        .get(format!("{base}/api/candidates?namespace=ana&status=all"))
-        .bearer_auth(TOKEN)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let listed: Value = api_get(&base, "/api/candidates?namespace=ana&status=all").await;
     let decided = listed["candidates"].as_array().unwrap();
     let approved_one = decided.iter().find(|c| c["id"] == json!(first)).unwrap();
     let rejected_one = decided

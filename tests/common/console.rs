@@ -101,17 +101,22 @@ patterns = ['(?i)\bfrom now on\b']
     daemon
 }
 
-/// The pending candidates of `ana`, through the API.
-pub async fn pending(base: &str) -> Vec<Value> {
-    let listed: Value = reqwest::Client::new()
-        .get(format!("{base}/api/candidates?namespace=ana"))
+/// `GET {base}{path}` as the operator, through the API.
+pub async fn api_get(base: &str, path: &str) -> Value {
+    reqwest::Client::new()
+        .get(format!("{base}{path}"))
         .bearer_auth(TOKEN)
         .send()
         .await
         .unwrap()
         .json()
         .await
-        .unwrap();
+        .unwrap()
+}
+
+/// The pending candidates of `ana`, through the API.
+pub async fn pending(base: &str) -> Vec<Value> {
+    let listed = api_get(base, "/api/candidates?namespace=ana").await;
     listed["candidates"].as_array().unwrap().clone()
 }
 

@@ -14,7 +14,7 @@ use maud::{Markup, html};
 use serde_json::Value;
 
 use super::chart;
-use super::page::{self, FormBody, Section, csrf_field, memory_link};
+use super::page::{self, Section, csrf_field, memory_link};
 use super::session::Session;
 use crate::domain::Status;
 use crate::http::AppState;
@@ -240,10 +240,10 @@ pub async fn run(
     Path(name): Path<String>,
     body: Bytes,
 ) -> Response {
-    let form = FormBody::parse(&body);
-    if let Err(refused) = session.check_csrf(form.get("csrf")) {
-        return refused;
-    }
+    let form = match session.form(&body) {
+        Ok(form) => form,
+        Err(refused) => return refused,
+    };
     let dry_run = match form.get("dry_run") {
         Some("true") => true,
         Some("false") => false,

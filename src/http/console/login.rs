@@ -83,7 +83,7 @@ pub async fn submit(State(auth): State<Arc<Authenticator>>, body: Bytes) -> Resp
 }
 
 pub async fn logout(Extension(session): Extension<Session>, body: Bytes) -> Response {
-    if let Err(refused) = session.check_csrf(FormBody::parse(&body).get("csrf")) {
+    if let Err(refused) = session.form(&body) {
         return refused;
     }
     let mut response = Redirect::to("/ui/login").into_response();

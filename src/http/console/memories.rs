@@ -13,7 +13,7 @@ use chrono::{NaiveDate, NaiveTime, TimeZone, Utc};
 use maud::{Markup, html};
 use serde::Deserialize;
 
-use super::page::{self, FormBody, Section, csrf_field, memory_link};
+use super::page::{self, Section, csrf_field, memory_link};
 use super::session::Session;
 use crate::domain::Memory;
 use crate::http::AppState;
@@ -422,10 +422,10 @@ pub async fn forget(
     Path(id): Path<String>,
     body: Bytes,
 ) -> Response {
-    let form = FormBody::parse(&body);
-    if let Err(refused) = session.check_csrf(form.get("csrf")) {
-        return refused;
-    }
+    let form = match session.form(&body) {
+        Ok(form) => form,
+        Err(refused) => return refused,
+    };
     let Ok(id) = uuid::Uuid::parse_str(id.trim()) else {
         return page::error_page(
             StatusCode::NOT_FOUND,

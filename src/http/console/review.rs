@@ -352,10 +352,10 @@ pub async fn approve(
     Path(id): Path<String>,
     body: Bytes,
 ) -> Response {
-    let form = FormBody::parse(&body);
-    if let Err(refused) = session.check_csrf(form.get("csrf")) {
-        return refused;
-    }
+    let form = match session.form(&body) {
+        Ok(form) => form,
+        Err(refused) => return refused,
+    };
     let id = match parse_candidate(&id) {
         Ok(id) => id,
         Err(response) => return response,
@@ -400,10 +400,10 @@ pub async fn reject(
     Path(id): Path<String>,
     body: Bytes,
 ) -> Response {
-    let form = FormBody::parse(&body);
-    if let Err(refused) = session.check_csrf(form.get("csrf")) {
-        return refused;
-    }
+    let form = match session.form(&body) {
+        Ok(form) => form,
+        Err(refused) => return refused,
+    };
     let (id, note) = match (parse_candidate(&id), note(&form)) {
         (Ok(id), Ok(note)) => (id, note),
         (Err(response), _) | (_, Err(response)) => return response,
@@ -425,10 +425,10 @@ pub async fn reject_many(
     Extension(session): Extension<Session>,
     body: Bytes,
 ) -> Response {
-    let form = FormBody::parse(&body);
-    if let Err(refused) = session.check_csrf(form.get("csrf")) {
-        return refused;
-    }
+    let form = match session.form(&body) {
+        Ok(form) => form,
+        Err(refused) => return refused,
+    };
     let note = match note(&form) {
         Ok(note) => note,
         Err(response) => return response,
@@ -471,10 +471,10 @@ pub async fn release(
     Path(id): Path<String>,
     body: Bytes,
 ) -> Response {
-    let form = FormBody::parse(&body);
-    if let Err(refused) = session.check_csrf(form.get("csrf")) {
-        return refused;
-    }
+    let form = match session.form(&body) {
+        Ok(form) => form,
+        Err(refused) => return refused,
+    };
     let id = match parse_held(&id) {
         Ok(id) => id,
         Err(response) => return response,
@@ -500,10 +500,10 @@ pub async fn discard(
     Path(id): Path<String>,
     body: Bytes,
 ) -> Response {
-    let form = FormBody::parse(&body);
-    if let Err(refused) = session.check_csrf(form.get("csrf")) {
-        return refused;
-    }
+    let form = match session.form(&body) {
+        Ok(form) => form,
+        Err(refused) => return refused,
+    };
     let (id, note) = match (parse_held(&id), note(&form)) {
         (Ok(id), Ok(note)) => (id, note),
         (Err(response), _) | (_, Err(response)) => return response,

@@ -45,6 +45,13 @@ impl Session {
         }
     }
 
+    /// A posted form, once its CSRF token is found to be this session's.
+    pub fn form(&self, body: &[u8]) -> Result<page::FormBody, Response> {
+        let form = page::FormBody::parse(body);
+        self.check_csrf(form.get("csrf"))?;
+        Ok(form)
+    }
+
     /// Whether a posted form's token is this session's.
     pub fn check_csrf(&self, given: Option<&str>) -> Result<(), Response> {
         let given = given.unwrap_or("");
