@@ -407,6 +407,12 @@ async fn console_routes_need_a_session_and_a_csrf_token_and_answer_like_the_api(
     assert_page(&reviewer.login(&secret).await, 303, "scoped login");
     let page = reviewer.get("/ui/memories?namespace=ana").await;
     assert_page(&page, 403, "another namespace");
+    let page = reviewer.get("/ui/memories").await;
+    assert_page(&page, 200, "its own namespaces (none with memories yet)");
+    assert!(
+        !page.body.contains(common::ALIKE_EPISODES[0]),
+        "nothing of ana's"
+    );
     let reviewer_csrf = reviewer.get("/ui/review?namespace=bo").await.csrf();
     assert_ne!(reviewer_csrf, csrf, "each session its own CSRF token");
     let page = reviewer

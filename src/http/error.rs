@@ -8,7 +8,13 @@ use serde_json::json;
 use crate::operations::{ErrorKind, OperationError};
 
 pub fn failure(e: &OperationError) -> Response {
-    let status = match e.kind() {
+    error(status_of(e), &e.to_string())
+}
+
+/// The status a failure answers with, by its kind (the console's pages too); a server-side
+/// failure is logged here.
+pub fn status_of(e: &OperationError) -> StatusCode {
+    match e.kind() {
         ErrorKind::Invalid => StatusCode::BAD_REQUEST,
         ErrorKind::NotFound => StatusCode::NOT_FOUND,
         ErrorKind::Conflict => StatusCode::CONFLICT,
@@ -17,8 +23,7 @@ pub fn failure(e: &OperationError) -> Response {
             tracing::error!(error = %e, "request failed");
             StatusCode::INTERNAL_SERVER_ERROR
         }
-    };
-    error(status, &e.to_string())
+    }
 }
 
 pub fn error(status: StatusCode, message: &str) -> Response {

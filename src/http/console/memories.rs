@@ -84,6 +84,13 @@ pub async fn browse(
     };
     let namespaces = super::review::namespaces(&ops).await;
     let query = given(&p.q);
+    // A token that is not the operator's browses one namespace at a time: the first it can
+    // read, until it picks another. (Its search covers every one it may read.)
+    let chosen = given(&p.namespace).or_else(|| {
+        (!session.caller.is_operator() && query.is_none())
+            .then(|| namespaces.first().cloned())
+            .flatten()
+    });
     let results = match &query {
         Some(q) => {
             let status = given(&p.status);
@@ -127,9 +134,11 @@ pub async fn browse(
                 Err(e) => return page::failure_page(&e),
             }
         }
+        // Nothing it may read holds a memory yet.
+        None if chosen.is_none() && !session.caller.is_operator() => Results::Listing(Vec::new()),
         None => {
             let request = ListRequest {
-                namespace: given(&p.namespace),
+                namespace: chosen.clone(),
                 memory_type: given(&p.memory_type),
                 status: given(&p.status),
                 from,
@@ -154,7 +163,7 @@ pub async fn browse(
             input type="search" name="q" value=(query.as_deref().unwrap_or("")) placeholder="search as an agent would (empty: browse)" aria-label="search";
             select name="namespace" aria-label="namespace" {
                 option value="" { "all namespaces" }
-                @for ns in &namespaces { option value=(ns) selected[selected(&p.namespace, ns)] { (ns) } }
+                @for ns in &namespaces { option value=(ns) selected[chosen.as_deref() == Some(ns.as_str())] { (ns) } }
             }
             select name="type" aria-label="type" {
                 option value="" { "any type" }

@@ -9,7 +9,7 @@ use chrono::{DateTime, Utc};
 use maud::{DOCTYPE, Markup, PreEscaped, html};
 use unicode_segmentation::UnicodeSegmentation;
 
-use crate::operations::{ErrorKind, OperationError};
+use crate::operations::OperationError;
 
 /// Which section the navigation marks as current.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -88,17 +88,7 @@ pub fn error_page(status: StatusCode, message: &str) -> Response {
 
 /// An operation's failure as a page, with the status the API gives it.
 pub fn failure_page(e: &OperationError) -> Response {
-    let status = match e.kind() {
-        ErrorKind::Invalid => StatusCode::BAD_REQUEST,
-        ErrorKind::NotFound => StatusCode::NOT_FOUND,
-        ErrorKind::Conflict => StatusCode::CONFLICT,
-        ErrorKind::Forbidden => StatusCode::FORBIDDEN,
-        ErrorKind::Internal => {
-            tracing::error!(error = %e, "console request failed");
-            StatusCode::INTERNAL_SERVER_ERROR
-        }
-    };
-    error_page(status, &e.to_string())
+    error_page(crate::http::error::status_of(e), &e.to_string())
 }
 
 /// A time as the console shows it (UTC, to the minute), with the exact instant on hover.
