@@ -170,9 +170,9 @@ async fn measure(
         .await?
         .json()
         .await?;
-    let memory_id = listed["memories"][0]["id"]
+    let memory_id = listed[0]["id"]
         .as_str()
-        .ok_or("no memory listed")?
+        .ok_or_else(|| format!("no memory listed: {listed}"))?
         .to_owned();
 
     // Idle: the load and the distill run are over; let the index settle.
