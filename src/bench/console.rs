@@ -38,11 +38,18 @@ pub struct ConsoleBenchReport {
     pub bench: &'static str,
     pub memories: usize,
     pub pending_candidates: usize,
-    /// The daemon's RSS after the load, before any console page.
+    /// The daemon's RSS after the load, before any search or console page.
     pub idle_rss_mb: f64,
+    /// After the API served the reads the console's pages make (a search per pending
+    /// candidate shown, candidate details, memory gets and lists), as agents and the CLI
+    /// would: what the daemon holds whoever asks.
+    pub after_api_rss_mb: f64,
     /// After every page was fetched `fetches` times.
     pub after_console_rss_mb: f64,
+    /// What the console adds on top of the same reads through the API.
     pub console_rss_delta_mb: f64,
+    /// What the console adds to a daemon that had served nothing yet.
+    pub console_rss_delta_from_idle_mb: f64,
     pub pages: Vec<PageTimes>,
 }
 
@@ -179,6 +186,47 @@ async fn measure(
     tokio::time::sleep(Duration::from_secs(2)).await;
     let (idle_rss_mb, _) = rss_mb_of(&pid.to_string());
 
+    // The same reads through the API first, so the console is measured against a daemon
+    // that has served searches, not a cold one.
+    let shown: Vec<(&str, &str)> = pending["candidates"]
+        .as_array()
+        .map(|list| {
+            list.iter()
+                .take(20)
+                .filter_map(|c| Some((c["id"].as_str()?, c["content"].as_str()?)))
+                .collect()
+        })
+        .unwrap_or_default();
+    for round in 0..options.fetches {
+        for (id, content) in &shown {
+            http.get(format!("{base}/api/candidates/{id}"))
+                .bearer_auth(token)
+                .send()
+                .await?
+                .error_for_status()?;
+            http.post(format!("{base}/api/memories/search"))
+                .bearer_auth(token)
+                .json(&json!({"query": content, "namespace": "bench", "top_k": 3,
+                              "memory_types": ["semantic"]}))
+                .send()
+                .await?
+                .error_for_status()?;
+        }
+        http.get(format!("{base}/api/memories/{memory_id}"))
+            .bearer_auth(token)
+            .send()
+            .await?
+            .error_for_status()?;
+        http.post(format!("{base}/api/memories/list"))
+            .bearer_auth(token)
+            .json(&json!({"namespace": "bench", "limit": 50}))
+            .send()
+            .await?
+            .error_for_status()?;
+        progress("api reads", round as u64 + 1, Some(options.fetches as u64));
+    }
+    let (after_api_rss_mb, _) = rss_mb_of(&pid.to_string());
+
     let login = http
         .post(format!("{base}/ui/login"))
         .header("content-type", "application/x-www-form-urlencoded")
@@ -241,8 +289,11 @@ async fn measure(
         memories: options.n + TOPICS.len() * PHRASINGS.len(),
         pending_candidates,
         idle_rss_mb,
+        after_api_rss_mb,
         after_console_rss_mb,
-        console_rss_delta_mb: ((after_console_rss_mb - idle_rss_mb) * 10.0).round() / 10.0,
+        console_rss_delta_mb: ((after_console_rss_mb - after_api_rss_mb) * 10.0).round() / 10.0,
+        console_rss_delta_from_idle_mb: ((after_console_rss_mb - idle_rss_mb) * 10.0).round()
+            / 10.0,
         pages: report_pages,
     })
 }
