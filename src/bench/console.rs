@@ -31,6 +31,8 @@ pub struct PageTimes {
     pub p99_ms: f64,
     pub max_ms: f64,
     pub bytes: usize,
+    /// The daemon's RSS after this page's fetches (pages run in the order listed).
+    pub rss_after_mb: f64,
 }
 
 #[derive(Debug, Serialize)]
@@ -52,6 +54,9 @@ pub struct ConsoleBenchReport {
     pub console_rss_delta_from_idle_mb: f64,
     pub pages: Vec<PageTimes>,
 }
+
+/// The memory browser's search.
+const SEARCH: &str = "what did the user ask about the report";
 
 /// Topics of the alike episodes the distill job turns into candidates.
 const TOPICS: [&str; 8] = [
@@ -217,6 +222,17 @@ async fn measure(
             .send()
             .await?
             .error_for_status()?;
+        http.get(format!("{base}/api/candidates?limit=1000"))
+            .bearer_auth(token)
+            .send()
+            .await?
+            .error_for_status()?;
+        http.post(format!("{base}/api/memories/search"))
+            .bearer_auth(token)
+            .json(&json!({"query": SEARCH, "namespaces": ["bench"], "top_k": 50}))
+            .send()
+            .await?
+            .error_for_status()?;
         http.post(format!("{base}/api/memories/list"))
             .bearer_auth(token)
             .json(&json!({"namespace": "bench", "limit": 50}))
@@ -249,7 +265,10 @@ async fn measure(
         ("memory browser", "/ui/memories?namespace=bench".to_owned()),
         (
             "memory search",
-            "/ui/memories?q=what+did+the+user+ask+about+the+report".to_owned(),
+            format!(
+                "/ui/memories?q={}",
+                form_urlencoded::byte_serialize(SEARCH.as_bytes()).collect::<String>()
+            ),
         ),
         ("memory page", format!("/ui/memories/{memory_id}")),
         ("jobs & health", "/ui/jobs".to_owned()),
@@ -281,6 +300,7 @@ async fn measure(
             p99_ms: round(percentile(&times, 99.0)),
             max_ms: round(times.last().copied().unwrap_or(0.0)),
             bytes,
+            rss_after_mb: round(rss_mb_of(&pid.to_string()).0),
         });
     }
     let (after_console_rss_mb, _) = rss_mb_of(&pid.to_string());
