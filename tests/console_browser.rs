@@ -1,12 +1,17 @@
-//! The console in a real browser: headless Chromium (Debian's `chromium`, driven through its
-//! `chromedriver` over the W3C WebDriver protocol) against a daemon with a seeded review queue.
-//! Log in, approve one candidate with an edit (keyboard: j, e, Escape, a), reject the other
-//! with a note, find the approved memory in the browser's search and open its provenance
-//! page; screenshots of each page; any error in the browser's console fails the test.
+//! The console in real browsers, headless, over the W3C WebDriver protocol: Chromium (Debian's
+//! `chromium` through its `chromedriver`) and Firefox (Debian's `firefox-esr` through Mozilla's
+//! `geckodriver`, from crates.io), each against a daemon with a seeded review queue. Log in,
+//! approve one candidate with an edit (keyboard: j, e, Escape, a), reject the other with a
+//! note, find the approved memory in the browser's search and open its provenance page;
+//! screenshots of each page. In Chromium any error in the browser's console fails the test;
+//! geckodriver cannot read Firefox's console, so there the test checks that the stylesheet
+//! applied and the script ran (the keyboard steps need it), which a CSP refusal would break.
 //!
-//! Needs `chromedriver` (`HINDSIGHT_TEST_CHROMEDRIVER`, default /usr/bin/chromedriver) and
-//! `chromium` (`HINDSIGHT_TEST_CHROMIUM`, default /usr/bin/chromium): `.ci/run` installs both.
-//! Screenshots go to `HINDSIGHT_SCREENSHOTS_DIR`, else the test's temp dir under target/.
+//! Needs `chromedriver` and `chromium` (`HINDSIGHT_TEST_CHROMEDRIVER`, `HINDSIGHT_TEST_CHROMIUM`;
+//! default /usr/bin/…), `geckodriver` and `firefox-esr` (`HINDSIGHT_TEST_GECKODRIVER`, default
+//! the first on PATH or ~/.cargo/bin; `HINDSIGHT_TEST_FIREFOX`, default /usr/bin/firefox-esr):
+//! `.ci/run` installs all four. Screenshots go to `HINDSIGHT_SCREENSHOTS_DIR`, else the test's
+//! temp dir under target/.
 
 mod common;
 
@@ -19,34 +24,108 @@ use serde_json::{Value, json};
 
 const ELEMENT: &str = "element-6066-11e4-a52e-4f735466cecf";
 
-fn tool(env: &str, default: &str) -> PathBuf {
-    let path = PathBuf::from(std::env::var(env).unwrap_or_else(|_| default.to_owned()));
+fn tool(env: &str, default: PathBuf, install: &str) -> PathBuf {
+    let path = std::env::var(env).map_or(default, PathBuf::from);
     assert!(
         path.exists(),
-        "{} is missing: the browser test needs Debian's chromium and chromium-driver \
-         (apt-get install chromium chromium-driver; .ci/run does), or {env} pointing at them",
+        "{} is missing: the browser test needs it ({install}; .ci/run does), or {env} \
+         pointing at it",
         path.display()
     );
     path
 }
 
-/// A chromedriver child on a free port, and one browser session in it.
+#[derive(Clone, Copy, PartialEq)]
+enum Browser {
+    Chromium,
+    Firefox,
+}
+
+impl Browser {
+    fn name(self) -> &'static str {
+        match self {
+            Browser::Chromium => "chromium",
+            Browser::Firefox => "firefox",
+        }
+    }
+
+    /// The WebDriver server and the session's capabilities.
+    fn driver_and_capabilities(self) -> (PathBuf, Value) {
+        match self {
+            Browser::Chromium => {
+                let driver = tool(
+                    "HINDSIGHT_TEST_CHROMEDRIVER",
+                    "/usr/bin/chromedriver".into(),
+                    "apt-get install chromium-driver",
+                );
+                let chromium = tool(
+                    "HINDSIGHT_TEST_CHROMIUM",
+                    "/usr/bin/chromium".into(),
+                    "apt-get install chromium",
+                );
+                let capabilities = json!({
+                    "browserName": "chrome",
+                    "goog:chromeOptions": {
+                        "binary": chromium,
+                        "args": ["--headless=new", "--no-sandbox", "--disable-gpu",
+                                 "--disable-dev-shm-usage", "--window-size=1280,1000"],
+                    },
+                    "goog:loggingPrefs": {"browser": "ALL"},
+                });
+                (driver, capabilities)
+            }
+            Browser::Firefox => {
+                let on_path = std::env::var_os("PATH")
+                    .and_then(|paths| {
+                        std::env::split_paths(&paths)
+                            .map(|dir| dir.join("geckodriver"))
+                            .find(|p| p.exists())
+                    })
+                    .or_else(|| {
+                        std::env::var_os("HOME")
+                            .map(|home| PathBuf::from(home).join(".cargo/bin/geckodriver"))
+                    })
+                    .unwrap_or_default();
+                let driver = tool(
+                    "HINDSIGHT_TEST_GECKODRIVER",
+                    on_path,
+                    "cargo install geckodriver",
+                );
+                let firefox = tool(
+                    "HINDSIGHT_TEST_FIREFOX",
+                    "/usr/bin/firefox-esr".into(),
+                    "apt-get install firefox-esr",
+                );
+                let capabilities = json!({
+                    "browserName": "firefox",
+                    "moz:firefoxOptions": {
+                        "binary": firefox,
+                        "args": ["-headless", "-width=1280", "-height=1000"],
+                    },
+                });
+                (driver, capabilities)
+            }
+        }
+    }
+}
+
+/// A WebDriver server child on a free port, and one browser session in it.
 struct Driver {
+    browser: Browser,
     _child: tokio::process::Child,
     http: reqwest::Client,
     session: String,
 }
 
 impl Driver {
-    async fn start() -> Self {
-        let chromedriver = tool("HINDSIGHT_TEST_CHROMEDRIVER", "/usr/bin/chromedriver");
-        let chromium = tool("HINDSIGHT_TEST_CHROMIUM", "/usr/bin/chromium");
+    async fn start(browser: Browser) -> Self {
+        let (driver, capabilities) = browser.driver_and_capabilities();
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()
             .local_addr()
             .unwrap()
             .port();
-        let child = tokio::process::Command::new(chromedriver)
+        let child = tokio::process::Command::new(&driver)
             .arg(format!("--port={port}"))
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
@@ -66,18 +145,14 @@ impl Driver {
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
-        assert!(ready, "chromedriver did not become ready on port {port}");
+        assert!(
+            ready,
+            "{} did not become ready on port {port}",
+            driver.display()
+        );
         let created: Value = http
             .post(format!("{base}/session"))
-            .json(&json!({"capabilities": {"alwaysMatch": {
-                "browserName": "chrome",
-                "goog:chromeOptions": {
-                    "binary": chromium,
-                    "args": ["--headless=new", "--no-sandbox", "--disable-gpu",
-                             "--disable-dev-shm-usage", "--window-size=1280,1000"],
-                },
-                "goog:loggingPrefs": {"browser": "ALL"},
-            }}}))
+            .json(&json!({"capabilities": {"alwaysMatch": capabilities}}))
             .send()
             .await
             .unwrap()
@@ -89,6 +164,7 @@ impl Driver {
             .unwrap_or_else(|| panic!("no browser session: {created}"))
             .to_owned();
         Driver {
+            browser,
             _child: child,
             http,
             session: format!("{base}/session/{session}"),
@@ -198,8 +274,12 @@ impl Driver {
         std::fs::write(dir.join(name), bytes).unwrap();
     }
 
-    /// What the page logged to the browser's console since the last call.
+    /// What the page logged to the browser's console since the last call (Chromium only:
+    /// geckodriver has no log endpoint, so Firefox reports none here).
     async fn console_errors(&self) -> Vec<String> {
+        if self.browser == Browser::Firefox {
+            return Vec::new();
+        }
         let entries = self.post("/se/log", json!({"type": "browser"})).await;
         entries
             .as_array()
@@ -216,7 +296,16 @@ impl Driver {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_reviewer_approves_with_an_edit_rejects_and_finds_the_memory_in_a_real_browser() {
+async fn a_reviewer_approves_with_an_edit_rejects_and_finds_the_memory_in_chromium() {
+    review_walk(Browser::Chromium).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reviewer_approves_with_an_edit_rejects_and_finds_the_memory_in_firefox() {
+    review_walk(Browser::Firefox).await;
+}
+
+async fn review_walk(kind: Browser) {
     let data = tempfile::tempdir().unwrap();
     let jobs = tempfile::tempdir().unwrap();
     let daemon = seeded_daemon(data.path(), jobs.path()).await;
@@ -225,7 +314,12 @@ async fn a_reviewer_approves_with_an_edit_rejects_and_finds_the_memory_in_a_real
         .map(PathBuf::from)
         .unwrap_or_else(|_| PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("console-screenshots"));
     std::fs::create_dir_all(&shots).unwrap();
-    let browser = Driver::start().await;
+    let browser = Driver::start(kind).await;
+    // Chromium's screenshots are the README's; Firefox's are named for it.
+    let shot = |name: &str| match kind {
+        Browser::Chromium => name.to_owned(),
+        Browser::Firefox => format!("{}-{name}", kind.name()),
+    };
     let mut errors = Vec::new();
 
     // Log in: the console sends an unknown browser to its login page first.
@@ -235,12 +329,22 @@ async fn a_reviewer_approves_with_an_edit_rejects_and_finds_the_memory_in_a_real
     browser.click("section.login button[type=submit]").await;
     browser.wait_for_url("/ui/review").await;
     let queue = browser.source().await;
+    // The stylesheet applied (a CSP refusal or a wrong type would leave the bar unstyled).
+    let display = browser
+        .post(
+            "/execute/sync",
+            json!({"script": "return getComputedStyle(document.querySelector('header.top')).display", "args": []}),
+        )
+        .await;
+    assert_eq!(display, json!("flex"), "the console's stylesheet applied");
     assert_eq!(
         queue.matches("<article class=\"card candidate").count(),
         2,
         "{queue}"
     );
-    browser.screenshot(&shots, "console-review.png").await;
+    browser
+        .screenshot(&shots, &shot("console-review.png"))
+        .await;
     errors.extend(browser.console_errors().await);
 
     // Approve the first with an edit, from the keyboard: j selects it, e opens the wording,
@@ -313,24 +417,28 @@ async fn a_reviewer_approves_with_an_edit_rejects_and_finds_the_memory_in_a_real
         "its candidate"
     );
     assert!(page.contains("Episodes (5)"), "its episodes");
-    browser.screenshot(&shots, "console-memory.png").await;
+    browser
+        .screenshot(&shots, &shot("console-memory.png"))
+        .await;
     errors.extend(browser.console_errors().await);
 
     browser.go(&format!("{base}/ui/jobs")).await;
     browser.wait_for_url("/ui/jobs").await;
     assert!(browser.source().await.contains("id=\"job-distill\""));
-    browser.screenshot(&shots, "console-jobs.png").await;
+    browser.screenshot(&shots, &shot("console-jobs.png")).await;
     errors.extend(browser.console_errors().await);
 
     // The check above can fail: a page answered with an error status is logged as one.
-    browser
-        .go(&format!("{base}/ui/memories/{}", uuid::Uuid::now_v7()))
-        .await;
-    let control = browser.console_errors().await;
-    assert!(
-        control.iter().any(|e| e.contains("404")),
-        "the browser's log is read: {control:?}"
-    );
+    if kind == Browser::Chromium {
+        browser
+            .go(&format!("{base}/ui/memories/{}", uuid::Uuid::now_v7()))
+            .await;
+        let control = browser.console_errors().await;
+        assert!(
+            control.iter().any(|e| e.contains("404")),
+            "the browser's log is read: {control:?}"
+        );
+    }
 
     browser.close().await;
     daemon.stop().await;
