@@ -124,6 +124,35 @@ async fn console_routes_need_a_session_and_a_csrf_token_and_answer_like_the_api(
     );
     let csrf = queue.csrf();
 
+    // A token that may review `ana` but not read it still gets the queue: its cards say why
+    // the close memories are missing instead of failing.
+    let created: Value = api
+        .post(format!("{base}/admin/tokens"))
+        .bearer_auth(TOKEN)
+        .json(&json!({"name": "review-only", "grants": {"review": ["ana"]}}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let mut review_only = Browser::new(&base);
+    assert_page(
+        &review_only.login(created["secret"].as_str().unwrap()).await,
+        303,
+        "review-only login",
+    );
+    let their_queue = review_only.get("/ui/review?namespace=ana").await;
+    assert_page(&their_queue, 200, "review-only queue");
+    for c in &candidates {
+        assert!(their_queue.body.contains(c["id"].as_str().unwrap()));
+    }
+    assert!(
+        their_queue.body.contains("Not shown:"),
+        "{}",
+        their_queue.body
+    );
+
     // Form posts: the session's CSRF token or nothing happens.
     let approve = format!("/ui/candidates/{first}/approve");
     for given in [None, Some("0".repeat(64))] {

@@ -177,6 +177,9 @@ pub async fn browse(
             label { "to " input type="date" name="to" value=(given(&p.to).unwrap_or_default()); }
             button.primary type="submit" { "Go" }
         }
+        @if query.is_some() && matches!(given(&p.status).as_deref(), Some("expired" | "forgotten" | "archived")) {
+            p.notice role="status" { "A search finds active and superseded memories only; clear the search box to browse " (given(&p.status).unwrap_or_default()) " ones." }
+        }
         @match &results {
             Results::Search(hits) => (search_table(hits)),
             Results::Listing(rows) => (listing_table(rows, &p)),

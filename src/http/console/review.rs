@@ -35,11 +35,13 @@ pub struct QueueParams {
     count: Option<usize>,
 }
 
-/// One candidate with what a reviewer needs beside it.
+/// One candidate with what a reviewer needs beside it. The close memories and the fact it
+/// would supersede are reads of the namespace: a token that may review it but not read it
+/// sees why they are missing, and the card still.
 struct Card {
     detail: CandidateDetail,
-    similar: Vec<crate::service::SearchHit>,
-    supersedes: Vec<crate::domain::Memory>,
+    similar: Result<Vec<crate::service::SearchHit>, OperationError>,
+    supersedes: Result<Vec<crate::domain::Memory>, OperationError>,
 }
 
 async fn card(ops: &Guarded, candidate: Candidate) -> Result<Card, OperationError> {
@@ -71,8 +73,8 @@ async fn card(ops: &Guarded, candidate: Candidate) -> Result<Card, OperationErro
     };
     let (similar, supersedes) = tokio::join!(similar, supersedes);
     Ok(Card {
-        similar: similar?.memories,
-        supersedes: supersedes?,
+        similar: similar.map(|found| found.memories),
+        supersedes,
         detail,
     })
 }
@@ -243,19 +245,23 @@ fn candidate_card(card: &Card, session: &Session, namespace: Option<&str>) -> Ma
             @if c.entity.is_some() {
                 section.supersedes {
                     h3 { "Would supersede" }
-                    @if card.supersedes.is_empty() {
-                        p.muted { "No active fact of this entity and attribute: nothing is superseded." }
+                    @match &card.supersedes {
+                        Ok(facts) if facts.is_empty() => p.muted { "No active fact of this entity and attribute: nothing is superseded." },
+                        Ok(facts) => ul { @for m in facts { li { (m.content) " " (memory_link(&m.id)) } } },
+                        Err(e) => p.muted { "Not shown: " (e) },
                     }
-                    ul { @for m in &card.supersedes { li { (m.content) " " (memory_link(&m.id)) } } }
                 }
             }
             section.similar {
                 h3 { "Close active semantic memories" }
-                @if card.similar.is_empty() { p.muted { "None in this namespace." } }
-                ul {
-                    @for hit in &card.similar {
-                        li { (hit.content) " " small.muted { "cosine " (format!("{:.2}", hit.similarity)) } " " (memory_link(&hit.id)) }
-                    }
+                @match &card.similar {
+                    Ok(hits) if hits.is_empty() => p.muted { "None in this namespace." },
+                    Ok(hits) => ul {
+                        @for hit in hits {
+                            li { (hit.content) " " small.muted { "cosine " (format!("{:.2}", hit.similarity)) } " " (memory_link(&hit.id)) }
+                        }
+                    },
+                    Err(e) => p.muted { "Not shown: " (e) },
                 }
             }
             footer.actions {
