@@ -6,8 +6,11 @@ FROM rust:1.95-bookworm AS build
 WORKDIR /src
 COPY . .
 # Cache the registry and target dir between builds (BuildKit); copy the binary out of the cache.
+# The image's binary carries no line tables or symbols (the release profile keeps line tables
+# for local builds' backtraces: 680 MB with them, 79 MB stripped, measured 2026-12-02).
 RUN --mount=type=cache,target=/usr/local/cargo/registry \
     --mount=type=cache,target=/src/target \
+    CARGO_PROFILE_RELEASE_DEBUG=false CARGO_PROFILE_RELEASE_STRIP=symbols \
     cargo build --release --locked && cp target/release/hindsight /hindsight
 
 FROM debian:bookworm-slim
