@@ -237,7 +237,13 @@ fn dockerfile_is_multi_stage_non_root_with_healthcheck_and_data_volume() {
         "small runtime image"
     );
     // The image's binary is built without line tables and stripped; local builds keep theirs.
-    let build = text.split_once(" AS build").unwrap().1.split("\nFROM ").next().unwrap();
+    let build = text
+        .split_once(" AS build")
+        .unwrap()
+        .1
+        .split("\nFROM ")
+        .next()
+        .unwrap();
     assert!(
         build.contains("CARGO_PROFILE_RELEASE_DEBUG=false")
             && build.contains("CARGO_PROFILE_RELEASE_STRIP=symbols"),
