@@ -322,14 +322,23 @@ fn held_card(h: &Quarantined, session: &Session, namespace: Option<&str>) -> Mar
 }
 
 /// Back to the queue (its namespace filter kept) with a notice of what was done.
-fn back_to_queue(form: &FormBody, done: &str, extra: &[(&str, String)]) -> Response {
+/// The notice's parameters (`QueueParams`): the memory a decision wrote, how many it covered.
+fn back_to_queue(
+    form: &FormBody,
+    done: &str,
+    memory: Option<uuid::Uuid>,
+    count: Option<usize>,
+) -> Response {
     let mut query = form_urlencoded::Serializer::new(String::new());
     if let Some(ns) = form.text("namespace") {
         query.append_pair("namespace", ns);
     }
     query.append_pair("done", done);
-    for (key, value) in extra {
-        query.append_pair(key, value);
+    if let Some(memory) = memory {
+        query.append_pair("memory", &memory.to_string());
+    }
+    if let Some(count) = count {
+        query.append_pair("count", &count.to_string());
     }
     Redirect::to(&format!("/ui/review?{}", query.finish())).into_response()
 }
@@ -387,15 +396,7 @@ pub async fn approve(
         reviewer: Some(session.caller.name.clone()),
     };
     match state.ops_for(session.caller).approve(id, approval).await {
-        Ok(candidate) => back_to_queue(
-            &form,
-            "approved",
-            &candidate
-                .memory_id
-                .map(|m| ("memory", m.to_string()))
-                .into_iter()
-                .collect::<Vec<_>>(),
-        ),
+        Ok(candidate) => back_to_queue(&form, "approved", candidate.memory_id, None),
         Err(e) => page::failure_page(&e),
     }
 }
@@ -419,7 +420,7 @@ pub async fn reject(
         reviewer: Some(session.caller.name.clone()),
     };
     match state.ops_for(session.caller).reject(id, rejection).await {
-        Ok(_) => back_to_queue(&form, "rejected", &[]),
+        Ok(_) => back_to_queue(&form, "rejected", None, None),
         Err(e) => page::failure_page(&e),
     }
 }
@@ -459,7 +460,7 @@ pub async fn reject_many(
         }
         done += 1;
     }
-    back_to_queue(&form, "rejected_many", &[("count", done.to_string())])
+    back_to_queue(&form, "rejected_many", None, Some(done))
 }
 
 fn parse_held(id: &str) -> Result<uuid::Uuid, Response> {
@@ -487,15 +488,7 @@ pub async fn release(
     };
     let reviewer = Some(session.caller.name.clone());
     match state.ops_for(session.caller).release(id, reviewer).await {
-        Ok(held) => back_to_queue(
-            &form,
-            "released",
-            &held
-                .memory_id
-                .map(|m| ("memory", m.to_string()))
-                .into_iter()
-                .collect::<Vec<_>>(),
-        ),
+        Ok(held) => back_to_queue(&form, "released", held.memory_id, None),
         Err(e) => page::failure_page(&e),
     }
 }
@@ -519,7 +512,7 @@ pub async fn discard(
         reviewer: Some(session.caller.name.clone()),
     };
     match state.ops_for(session.caller).discard(id, rejection).await {
-        Ok(_) => back_to_queue(&form, "discarded", &[]),
+        Ok(_) => back_to_queue(&form, "discarded", None, None),
         Err(e) => page::failure_page(&e),
     }
 }
