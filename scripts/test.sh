@@ -24,6 +24,11 @@ if [ -z "${HINDSIGHT_TEST_LLM_HOME:-}" ] && [ -d "$HOME/.cache/hindsight-llm/nod
   export HINDSIGHT_TEST_LLM_HOME="$HOME/.cache/hindsight-llm"
 fi
 
+# The MCP reference memory server for tests/transfer.rs, where .ci/run put it.
+if [ -z "${HINDSIGHT_TEST_MCP_MEMORY:-}" ]; then
+  export HINDSIGHT_TEST_MCP_MEMORY="$HOME/.cache/hindsight-mcp-memory/node_modules/@modelcontextprotocol/server-memory/dist/index.js"
+fi
+
 echo "== cargo fmt --check"
 cargo fmt --all -- --check
 echo "== cargo clippy"

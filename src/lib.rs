@@ -23,3 +23,4 @@ pub mod signing;
 pub mod startup;
 pub mod store;
 pub mod telemetry;
+pub mod transfer;

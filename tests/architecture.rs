@@ -16,7 +16,7 @@ const FLOORS: &[&[&str]] = &[
     &["distill"],
     &["configuration"],
     &["service"],
-    &["jobs"],
+    &["jobs", "transfer"],
     &["operations"],
     &["mcp"],
     &["http"],

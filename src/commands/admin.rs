@@ -68,3 +68,15 @@ pub async fn healthcheck(settings: Settings) -> anyhow::Result<()> {
     println!("ok");
     Ok(())
 }
+
+/// `hindsight backup DIR`: a consistent copy of the embedded store while it may be in use.
+pub async fn backup(settings: Settings, dir: std::path::PathBuf) -> anyhow::Result<()> {
+    let manifest = startup::backup::backup(&settings, &dir).await?;
+    super::connection::print(&manifest)
+}
+
+/// `hindsight restore DIR`: a backup into an empty data dir, the index rebuilt.
+pub async fn restore(settings: Settings, dir: std::path::PathBuf) -> anyhow::Result<()> {
+    let restored = startup::backup::restore(&settings, &dir).await?;
+    super::connection::print(&restored)
+}

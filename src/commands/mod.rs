@@ -16,6 +16,7 @@ mod progress;
 mod quarantine;
 mod serve;
 mod tokens;
+mod transfer;
 
 use std::path::PathBuf;
 
@@ -113,6 +114,16 @@ enum Command {
     /// The archive: restore archived memories, purge forgotten ones from exported objects.
     #[command(subcommand)]
     Archive(jobs::ArchiveCommand),
+    /// Every memory with every column (provenance, merge and supersede history, access
+    /// stats), as JSON Lines after a header line; streamed, progress on stderr.
+    Export(transfer::ExportArgs),
+    /// Memories from a `hindsight export` file, checked whole before anything is written.
+    Import(transfer::ImportArgs),
+    /// A consistent copy of the embedded store (and its signing key) in DIR, taken while the
+    /// daemon runs; the vector index is rebuilt on restore. (PostgreSQL: `pg_dump`.)
+    Backup { dir: PathBuf },
+    /// Put a backup from DIR into an empty data dir and rebuild its index.
+    Restore { dir: PathBuf },
     /// Quality evaluations on real data (LoCoMo), printed as JSON.
     #[command(subcommand)]
     Eval(eval::EvalCommand),
@@ -162,6 +173,10 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             limit,
             format,
         } => audit::run(settings, since, limit, format).await,
+        Command::Export(args) => transfer::export(settings, args).await,
+        Command::Import(args) => transfer::import(settings, args).await,
+        Command::Backup { dir } => admin::backup(settings, dir).await,
+        Command::Restore { dir } => admin::restore(settings, dir).await,
         Command::Healthcheck => admin::healthcheck(settings).await,
     }
 }

@@ -9,6 +9,8 @@
 //! - `GET  /admin/tokens`, `POST /admin/tokens` `{"name", "grants": {"read", "write", "review"},
 //!   "operator"?}` (the answer holds the secret, once), `POST /admin/tokens/{name}/revoke`
 //! - `GET  /admin/audit?since=<RFC 3339>&limit=` (default: the last 24 h, 1000)
+//! - `POST /admin/export` (`transfer::ExportRequest`: one page), `POST /admin/import`
+//!   (`transfer::ImportBatch`: one batch of numbered lines; bodies up to 64 MB)
 
 use axum::extract::rejection::{JsonRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
@@ -34,6 +36,11 @@ pub fn routes() -> Router<AppState> {
         .route("/admin/tokens", get(tokens).post(create_token))
         .route("/admin/tokens/{name}/revoke", post(revoke_token))
         .route("/admin/audit", get(audit))
+        .route("/admin/export", post(export))
+        .route(
+            "/admin/import",
+            post(import).layer(axum::extract::DefaultBodyLimit::max(IMPORT_BODY_LIMIT)),
+        )
 }
 
 async fn metrics(
@@ -151,6 +158,31 @@ async fn purge(
 ) -> Response {
     match body {
         Ok(Json(body)) => answer(state.ops_for(caller).purge(body.dry_run).await),
+        Err(e) => bad_body(&e),
+    }
+}
+
+/// An import batch of `transfer::MAX_BATCH` lines with 1,536-d vectors is ~30 MB of JSON.
+const IMPORT_BODY_LIMIT: usize = 64 * 1024 * 1024;
+
+async fn export(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Principal>,
+    body: Result<Json<crate::transfer::ExportRequest>, JsonRejection>,
+) -> Response {
+    match body {
+        Ok(Json(request)) => answer(state.ops_for(caller).export(request).await),
+        Err(e) => bad_body(&e),
+    }
+}
+
+async fn import(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Principal>,
+    body: Result<Json<crate::transfer::ImportBatch>, JsonRejection>,
+) -> Response {
+    match body {
+        Ok(Json(batch)) => answer(state.ops_for(caller).import(batch).await),
         Err(e) => bad_body(&e),
     }
 }

@@ -26,6 +26,7 @@ use crate::service::{
 use crate::store::{
     AuditEntry, AuditStore, Candidate, CandidateId, Quarantined, RunRecord, TokenRecord,
 };
+use crate::transfer::{ExportPage, ExportRequest, ImportBatch, ImportReport};
 
 pub struct Guarded {
     inner: Arc<dyn Operations>,
@@ -492,6 +493,44 @@ impl Operations for Guarded {
             Some(name.to_owned()),
         )
         .await;
+        result
+    }
+
+    async fn export(&self, request: ExportRequest) -> Result<ExportPage, OperationError> {
+        self.operator_only("export memories")?;
+        self.inner.export(request).await
+    }
+
+    /// Recorded once a batch (not a line: a million-row restore would flood the trail), with
+    /// what it did.
+    async fn import(&self, batch: ImportBatch) -> Result<ImportReport, OperationError> {
+        let mode = batch.mode;
+        let dry_run = batch.dry_run;
+        let result = match self.operator_only("import memories") {
+            Ok(()) => self.inner.import(batch).await,
+            Err(e) => Err(e),
+        };
+        if !dry_run {
+            self.record(
+                "import",
+                None,
+                &result,
+                |r| {
+                    let outcome = if r.errors.is_empty() {
+                        format!(
+                            "{mode:?}: added {}, unchanged {}, merged {}, skipped {}",
+                            r.added, r.unchanged, r.merged, r.skipped
+                        )
+                        .to_lowercase()
+                    } else {
+                        format!("refused: {} bad lines", r.errors.len())
+                    };
+                    (Vec::new(), outcome)
+                },
+                None,
+            )
+            .await;
+        }
         result
     }
 

@@ -29,6 +29,7 @@ use crate::store::{
     AuditEntry, AuditStore, Candidate, CandidateId, Database, QuarantineDecision, Quarantined,
     RestoreSelector, RowTable, RunRecord, TokenRecord,
 };
+use crate::transfer::{ExportPage, ExportRequest, ImportBatch, ImportReport};
 
 /// What a process that owns the data dir but runs no daemon (a CLI command) assembles on
 /// demand: the jobs' settings, the service when an operation first needs it (a command that
@@ -69,6 +70,10 @@ impl LocalOperations {
             runner: OnceCell::new(),
             assemble: Some(assemble),
         }
+    }
+
+    pub(super) fn db(&self) -> &Arc<dyn Database> {
+        &self.db
     }
 
     fn assembler(&self) -> Result<&dyn Assemble, OperationError> {
@@ -455,6 +460,16 @@ impl Operations for LocalOperations {
         let token = revoked.ok_or_else(|| OperationError::TokenNotFound(name.to_owned()))?;
         tracing::info!(token = %token.name, "token revoked");
         Ok(token)
+    }
+
+    async fn export(&self, request: ExportRequest) -> Result<ExportPage, OperationError> {
+        self.export_page(request).await
+    }
+
+    async fn import(&self, batch: ImportBatch) -> Result<ImportReport, OperationError> {
+        // A caller that goes away mid-batch rolls back a preserve batch (one transaction); in
+        // write mode, the lines already written are merged, not doubled, when it runs again.
+        self.import_batch(batch).await
     }
 
     async fn audit(

@@ -11,6 +11,7 @@
 mod guarded;
 mod local;
 mod remote;
+mod transfer;
 
 use std::sync::Arc;
 
@@ -33,6 +34,7 @@ use crate::store::{
     AuditEntry, Candidate, CandidateId, CountRow, Quarantined, RunRecord, RunStatus, StoreError,
     TokenRecord,
 };
+use crate::transfer::{ExportPage, ExportRequest, ImportBatch, ImportReport};
 
 pub use guarded::Guarded;
 pub use local::{Assemble, LocalOperations};
@@ -112,6 +114,12 @@ pub trait Operations: Send + Sync {
         id: uuid::Uuid,
         rejection: Rejection,
     ) -> Result<Quarantined, OperationError>;
+
+    /// A page of an export: every column of the rows it selects, by id (the operator's).
+    async fn export(&self, request: ExportRequest) -> Result<ExportPage, OperationError>;
+    /// One batch of an import, checked whole and written only if every line passed (the
+    /// operator's).
+    async fn import(&self, batch: ImportBatch) -> Result<ImportReport, OperationError>;
 
     /// The audit trail from `since`, oldest first.
     async fn audit(

@@ -22,6 +22,7 @@ use crate::service::{
     ForgetRequest, ForgetResult, SearchRequest, SearchResult, WriteRequest, WriteResult,
 };
 use crate::store::{AuditEntry, Candidate, CandidateId, Quarantined, RunRecord, TokenRecord};
+use crate::transfer::{ExportPage, ExportRequest, ImportBatch, ImportReport};
 
 pub struct RemoteOperations {
     endpoint: Endpoint,
@@ -239,6 +240,14 @@ impl Operations for RemoteOperations {
     async fn revoke_token(&self, name: &str) -> Result<TokenRecord, OperationError> {
         self.post(&["admin", "tokens", name, "revoke"], &[], &json!({}))
             .await
+    }
+
+    async fn export(&self, request: ExportRequest) -> Result<ExportPage, OperationError> {
+        self.post(&["admin", "export"], &[], &request).await
+    }
+
+    async fn import(&self, batch: ImportBatch) -> Result<ImportReport, OperationError> {
+        self.post(&["admin", "import"], &[], &batch).await
     }
 
     async fn audit(

@@ -130,20 +130,7 @@ impl MemoryService {
     /// rebuild from the stored vectors if the index lost points (deleted or corrupted files).
     /// Returns how many rows were repaired.
     pub async fn repair_index(&self) -> Result<usize, ServiceError> {
-        let mut repaired = 0;
-        loop {
-            let pending = self.store.index_pending(BATCH).await?;
-            if pending.is_empty() {
-                break;
-            }
-            let n = pending.len();
-            self.try_sync_index(&pending).await?;
-            self.flush().await?;
-            repaired += n;
-            if (n as i64) < BATCH {
-                break;
-            }
-        }
+        let mut repaired = self.index_pending_rows().await?;
         // Hard-forgotten memories whose point may still be in the index.
         loop {
             let deletes = self.store.index_deletes_pending(BATCH).await?;
@@ -168,6 +155,26 @@ impl MemoryService {
             tracing::info!(repaired, "index repaired from the store");
         }
         Ok(repaired)
+    }
+
+    /// Put every row marked pending into the index (or take it out), batch by batch: the end
+    /// of a crash's repair, and of an import, whose rows arrive pending.
+    pub async fn index_pending_rows(&self) -> Result<usize, ServiceError> {
+        let mut done = 0;
+        loop {
+            let pending = self.store.index_pending(BATCH).await?;
+            if pending.is_empty() {
+                break;
+            }
+            let n = pending.len();
+            self.try_sync_index(&pending).await?;
+            self.flush().await?;
+            done += n;
+            if (n as i64) < BATCH {
+                break;
+            }
+        }
+        Ok(done)
     }
 
     /// The index holds fewer points than the rows say. An embedded index lost files: rebuild it.

@@ -301,7 +301,10 @@ fn namespace(value: Option<&str>) -> Result<Namespace, ValidationError> {
     value.map_or_else(|| Ok(Namespace::default()), Namespace::parse)
 }
 
-fn key_part(field: &'static str, value: Option<&str>) -> Result<Option<String>, ValidationError> {
+pub fn key_part(
+    field: &'static str,
+    value: Option<&str>,
+) -> Result<Option<String>, ValidationError> {
     match value.map(str::trim) {
         None => Ok(None),
         Some("") => Err(ValidationError::new(field, "must not be empty when given")),
@@ -320,7 +323,7 @@ fn key_part(field: &'static str, value: Option<&str>) -> Result<Option<String>, 
 /// NUL (U+0000) is refused in every text a memory keeps, on every store: PostgreSQL's `text`
 /// and `jsonb` cannot hold it (SQLite can, so the stores would otherwise disagree), and no
 /// memory needs it — it only truncates strings in C-based readers of an export.
-fn bounded_json(field: &'static str, value: Value) -> Result<Value, ValidationError> {
+pub fn bounded_json(field: &'static str, value: Value) -> Result<Value, ValidationError> {
     let size = value.to_string().len();
     if size > MAX_JSON_BYTES {
         return Err(ValidationError::new(
@@ -338,7 +341,7 @@ fn bounded_json(field: &'static str, value: Value) -> Result<Value, ValidationEr
 }
 
 /// The JSON Pointer of the first string or key holding a NUL, if any.
-fn nul_path(value: &Value, at: String) -> Option<String> {
+pub fn nul_path(value: &Value, at: String) -> Option<String> {
     match value {
         Value::String(s) if s.contains('\0') => Some(if at.is_empty() { "/".into() } else { at }),
         Value::Array(items) => items

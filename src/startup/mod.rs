@@ -5,6 +5,7 @@
 //! owns the data dir.
 
 mod application;
+pub mod backup;
 mod connect;
 mod embedder;
 
@@ -76,6 +77,8 @@ pub enum StartupError {
     Screening(#[from] crate::screening::RuleError),
     #[error("signing: {0}")]
     Signing(#[from] crate::signing::SigningError),
+    #[error("{0}")]
+    Backup(String),
     #[error("data dir {0} is locked by a process that publishes no endpoint (an older hindsight?)")]
     NoEndpoint(String),
 }

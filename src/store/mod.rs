@@ -11,6 +11,7 @@ mod postgres;
 mod quarantine;
 mod sqlite;
 mod tokens;
+mod transfer;
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
@@ -37,6 +38,7 @@ pub use postgres::{PoolSize, PostgresStore};
 pub use quarantine::{QuarantineDecision, QuarantineStore, Quarantined};
 pub use sqlite::SqliteStore;
 pub use tokens::{TokenRecord, TokenStore};
+pub use transfer::{ExportFilter, ImportedLine, StoredRow, TransferStore};
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -450,6 +452,7 @@ pub trait Database:
     + AuditStore
     + QuarantineStore
     + IntegrityStore
+    + TransferStore
 {
 }
 
@@ -462,5 +465,6 @@ impl<T> Database for T where
         + AuditStore
         + QuarantineStore
         + IntegrityStore
+        + TransferStore
 {
 }

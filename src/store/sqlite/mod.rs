@@ -10,6 +10,7 @@ mod maintenance;
 mod memories;
 mod quarantine;
 mod tokens;
+mod transfer;
 
 use std::path::Path;
 use std::time::Duration;

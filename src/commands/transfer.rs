@@ -1,0 +1,569 @@
+//! `hindsight export` and `hindsight import`, through `Operations` (this process, or the daemon
+//! that owns the data dir). Export streams pages to stdout or a file (gzip by `.gz` or
+//! `--gzip`), so memory stays flat however many rows there are. Import reads the file twice:
+//! first every line is checked (here: JSON, fields, duplicate ids, one active row per fact
+//! across the whole file; in the owner: the domain types and what the store already holds),
+//! and only a file without a bad line is then written, batch by batch.
+
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::Context;
+use clap::Args as ClapArgs;
+use hindsight::configuration::Settings;
+use hindsight::domain::{MemoryId, Status};
+use hindsight::operations::OperationError;
+use hindsight::transfer::peers::{self, Peer};
+use hindsight::transfer::{
+    ExportRequest, Header, ImportBatch, ImportMode, ImportReport, LineError, MemoryLine,
+    NumberedLine, parse_line,
+};
+
+use super::connection::with_operations;
+use super::progress::Reporter;
+
+/// A line longer than this is refused unread (a vector of 1,536 numbers is ~30 kB).
+const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
+/// Bad lines printed on stderr before the rest are only counted (the report holds them all).
+const PRINTED_ERRORS: usize = 50;
+
+#[derive(Debug, ClapArgs)]
+pub struct ExportArgs {
+    /// Only this namespace (repeat for several).
+    #[arg(long = "namespace")]
+    namespaces: Vec<String>,
+    /// Only this status (repeat): active, deprecated, expired, forgotten, archived.
+    #[arg(long = "status")]
+    statuses: Vec<String>,
+    /// Only rows changed at or after this time (RFC 3339).
+    #[arg(long)]
+    since: Option<String>,
+    /// The archive table's rows too.
+    #[arg(long)]
+    include_archive: bool,
+    /// Each line carries its vector (an import with the same embedder then computes none).
+    #[arg(long)]
+    with_vectors: bool,
+    /// Write here instead of stdout; gzip when it ends in `.gz`.
+    #[arg(long, short)]
+    output: Option<PathBuf>,
+    /// Gzip the output.
+    #[arg(long)]
+    gzip: bool,
+}
+
+#[derive(Debug, ClapArgs)]
+pub struct ImportArgs {
+    /// A JSON Lines file from `hindsight export` (gzip or not: detected).
+    file: PathBuf,
+    /// preserve: every row exactly as exported (ids, statuses, history; a restore). write:
+    /// each active memory through the write path (dedup, supersede, screening).
+    #[arg(long, value_enum, default_value_t = ImportMode::Preserve)]
+    mode: ImportMode,
+    /// Check the whole file and report; write nothing.
+    #[arg(long)]
+    dry_run: bool,
+    /// Lines per batch (each batch is written in one transaction).
+    #[arg(long, default_value_t = 500)]
+    batch: usize,
+    /// The file is another server's: the MCP reference memory server's memory.jsonl, or
+    /// mem0/OpenMemory's export (memories.json, memories.jsonl.gz, the API's get_all).
+    #[arg(long, value_enum)]
+    from: Option<Peer>,
+    /// With --from: the namespace the memories go to (mem0: default the user's id).
+    #[arg(long, requires = "from")]
+    namespace: Option<String>,
+}
+
+pub async fn export(settings: Settings, args: ExportArgs) -> anyhow::Result<()> {
+    let gzip = args.gzip
+        || args
+            .output
+            .as_ref()
+            .is_some_and(|p| p.extension().is_some_and(|e| e == "gz"));
+    let sink: Box<dyn Write + Send> = match &args.output {
+        Some(path) => Box::new(std::io::BufWriter::with_capacity(
+            1 << 20,
+            std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?,
+        )),
+        None => Box::new(std::io::BufWriter::with_capacity(
+            1 << 20,
+            std::io::stdout(),
+        )),
+    };
+    let mut out = if gzip {
+        Output::Gzip(flate2::write::GzEncoder::new(
+            sink,
+            flate2::Compression::fast(),
+        ))
+    } else {
+        Output::Plain(sink)
+    };
+    let mut request = ExportRequest {
+        namespaces: args.namespaces,
+        statuses: args.statuses,
+        since: args.since,
+        include_archive: args.include_archive,
+        with_vectors: args.with_vectors,
+        after: None,
+        limit: Some(if args.with_vectors { 1_000 } else { 5_000 }),
+    };
+    let reporter = Reporter::new();
+    let progress = &reporter;
+    let (rows, tampered) = with_operations(&settings, |ops, _| async move {
+        let mut rows = 0u64;
+        let mut tampered = 0u64;
+        let mut header_written = false;
+        loop {
+            let page = ops.export(request.clone()).await?;
+            if !header_written {
+                write_line(&mut out, &page.header)?;
+                header_written = true;
+            }
+            for line in &page.lines {
+                write_line(&mut out, line)?;
+            }
+            rows += page.lines.len() as u64;
+            tampered += page.tampered;
+            progress.tick("exporting", rows, None);
+            match page.next {
+                Some(next) => request.after = Some(next),
+                None => break,
+            }
+        }
+        finish(out)?;
+        Ok((rows, tampered))
+    })
+    .await?;
+    reporter.finish();
+    eprintln!(
+        "{}",
+        serde_json::json!({"exported": rows, "left_out_tampered": tampered})
+    );
+    if tampered > 0 {
+        eprintln!(
+            "warning: {tampered} rows failed their signature check and were left out; \
+             `hindsight verify` lists them"
+        );
+    }
+    Ok(())
+}
+
+fn write_line(out: &mut impl Write, value: &impl serde::Serialize) -> Result<(), OperationError> {
+    let mut text = serde_json::to_vec(value).map_err(|e| io_error(e.to_string()))?;
+    text.push(b'\n');
+    out.write_all(&text).map_err(|e| io_error(e.to_string()))
+}
+
+/// Where an export goes; a gzip stream is finished (its trailer written) before the flush.
+enum Output {
+    Plain(Box<dyn Write + Send>),
+    Gzip(flate2::write::GzEncoder<Box<dyn Write + Send>>),
+}
+
+impl Write for Output {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self {
+            Output::Plain(w) => w.write(buf),
+            Output::Gzip(w) => w.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            Output::Plain(w) => w.flush(),
+            Output::Gzip(w) => w.flush(),
+        }
+    }
+}
+
+fn finish(out: Output) -> Result<(), OperationError> {
+    let mut sink = match out {
+        Output::Plain(sink) => sink,
+        Output::Gzip(gz) => gz.finish().map_err(|e| io_error(e.to_string()))?,
+    };
+    sink.flush().map_err(|e| io_error(e.to_string()))
+}
+
+fn io_error(reason: String) -> OperationError {
+    OperationError::Unavailable(format!("writing the export: {reason}"))
+}
+
+pub async fn import(settings: Settings, args: ImportArgs) -> anyhow::Result<()> {
+    let batch_size = args.batch.clamp(1, hindsight::transfer::MAX_BATCH);
+    // A peer's file is turned into one of ours first (a temporary file, removed at the end);
+    // what is reported names the peer file's lines.
+    let peer = match args.from {
+        Some(peer) => Some(PeerFile::convert(
+            peer,
+            &args.file,
+            args.namespace.as_deref(),
+        )?),
+        None => None,
+    };
+    let file = peer.as_ref().map_or(args.file.clone(), |p| p.path.clone());
+    // A peer line that could not be converted blocks the import as a bad line of ours does.
+    let blocked = peer.as_ref().is_some_and(|p| !p.errors.is_empty());
+    let mode = args.mode;
+    let dry_run = args.dry_run;
+    let reporter = Arc::new(Reporter::new());
+    let progress = reporter.clone();
+    let report = with_operations(&settings, |ops, _| async move {
+        // Pass 1: every line checked, nothing written.
+        let mut checked = check_file(&file, |line| progress.tick("checking", line, None))
+            .map_err(|e| OperationError::Unavailable(format!("{e:#}")))?;
+
+        let header = checked.header.clone();
+        for_each_batch(
+            &file,
+            batch_size,
+            |lines| {
+                let ops = ops.clone();
+                let header = header.clone();
+                async move {
+                    ops.import(ImportBatch {
+                        mode,
+                        dry_run: true,
+                        header,
+                        lines,
+                    })
+                    .await
+                }
+            },
+            &mut checked.report,
+            |n| progress.tick("checking with the store", n, None),
+        )
+        .await?;
+        if !checked.report.errors.is_empty() || dry_run || blocked {
+            return Ok(checked.report);
+        }
+        // Pass 2: written batch by batch (each one transaction; a rerun skips what is in).
+        let mut written = ImportReport::default();
+        for_each_batch(
+            &file,
+            batch_size,
+            |lines| {
+                let ops = ops.clone();
+                let header = header.clone();
+                async move {
+                    ops.import(ImportBatch {
+                        mode,
+                        dry_run: false,
+                        header,
+                        lines,
+                    })
+                    .await
+                }
+            },
+            &mut written,
+            |n| progress.tick("importing", n, None),
+        )
+        .await?;
+        Ok(written)
+    })
+    .await;
+    reporter.finish();
+    let mut report = report?;
+    let mut left_out = 0;
+    if let Some(peer) = &peer {
+        for error in &mut report.errors {
+            error.line = peer.origin_of(error.line);
+        }
+        report.errors.splice(0..0, peer.errors.iter().cloned());
+        left_out = peer.left_out;
+    }
+    for error in report.errors.iter().take(PRINTED_ERRORS) {
+        eprintln!("{error}");
+    }
+    if report.errors.len() > PRINTED_ERRORS {
+        eprintln!(
+            "… and {} more bad lines",
+            report.errors.len() - PRINTED_ERRORS
+        );
+    }
+    super::connection::print(&serde_json::json!({
+        "file": args.file,
+        "mode": args.mode,
+        "dry_run": args.dry_run,
+        "from": args.from.map(Peer::name),
+        "left_out": left_out,
+        "written": report.errors.is_empty() && !args.dry_run,
+        "report": report,
+    }))?;
+    if !report.errors.is_empty() {
+        anyhow::bail!(
+            "{} bad lines in {}: nothing was imported",
+            report.errors.len(),
+            args.file.display()
+        );
+    }
+    Ok(())
+}
+
+/// A peer's file converted to our format in a temporary file (removed when dropped), with
+/// the peer file's line (or record) number of each of its lines.
+struct PeerFile {
+    path: PathBuf,
+    /// `origin[i]`: the source line of our line `i + 2` (line 1 is the header).
+    origin: Vec<u64>,
+    errors: Vec<LineError>,
+    left_out: u64,
+}
+
+impl PeerFile {
+    fn convert(peer: Peer, source: &Path, namespace: Option<&str>) -> anyhow::Result<Self> {
+        let mut text = String::new();
+        LineReader::open(source)?
+            .reader
+            .read_to_string(&mut text)
+            .with_context(|| format!("reading {} (UTF-8 text)", source.display()))?;
+        let converted = peers::convert(peer, &text, namespace, chrono::Utc::now());
+        let path = std::env::temp_dir().join(format!(
+            "hindsight-import-{}-{}.jsonl",
+            std::process::id(),
+            uuid::Uuid::now_v7()
+        ));
+        let mut out = std::io::BufWriter::new(
+            std::fs::File::create(&path).with_context(|| format!("creating {}", path.display()))?,
+        );
+        let mut origin = Vec::with_capacity(converted.lines.len());
+        serde_json::to_writer(&mut out, &converted.header)?;
+        out.write_all(b"\n")?;
+        for (from, line) in &converted.lines {
+            serde_json::to_writer(&mut out, line)?;
+            out.write_all(b"\n")?;
+            origin.push(*from);
+        }
+        out.flush()?;
+        Ok(Self {
+            path,
+            origin,
+            errors: converted.errors,
+            left_out: converted.left_out,
+        })
+    }
+
+    /// The peer file's line that our line `line` came from.
+    fn origin_of(&self, line: u64) -> u64 {
+        (line as usize)
+            .checked_sub(2)
+            .and_then(|i| self.origin.get(i))
+            .copied()
+            .unwrap_or(line)
+    }
+}
+
+impl Drop for PeerFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+/// What the first read of a file found: its header, and the lines that fail on their own or
+/// against another line of the file.
+struct Checked {
+    header: Header,
+    report: ImportReport,
+}
+
+fn check_file(path: &Path, mut progress: impl FnMut(u64)) -> anyhow::Result<Checked> {
+    let mut lines = LineReader::open(path)?;
+    let header = match lines.next_line()? {
+        None => anyhow::bail!(
+            "{} is empty: line 1 should be the export header",
+            path.display()
+        ),
+        Some((_, Err(e))) => anyhow::bail!("{e}"),
+        Some((number, Ok(text))) => parse_line::<Header>(number, &text)
+            .map_err(|e| anyhow::anyhow!("{e} (line 1 is the export header)"))?,
+    };
+    if header.hindsight_export != hindsight::transfer::FORMAT_VERSION {
+        anyhow::bail!(
+            "{} is export format {}; this build reads format {}",
+            path.display(),
+            header.hindsight_export,
+            hindsight::transfer::FORMAT_VERSION
+        );
+    }
+    let mut report = ImportReport::default();
+    // Per id, the line that first held it and a hash of its content; per active fact, its line.
+    let mut ids: HashMap<MemoryId, (u64, u64)> = HashMap::new();
+    let mut facts: HashMap<(String, String, String), u64> = HashMap::new();
+    while let Some((number, text)) = lines.next_line()? {
+        progress(number);
+        let text = match text {
+            Ok(text) => text,
+            Err(e) => {
+                report.errors.push(e);
+                continue;
+            }
+        };
+        let line: MemoryLine = match parse_line(number, &text) {
+            Ok(line) => line,
+            Err(e) => {
+                report.errors.push(e);
+                continue;
+            }
+        };
+        let digest = content_hash(&line.content);
+        match ids.get(&line.id) {
+            Some((first, hash)) if *hash != digest => report.errors.push(LineError::new(
+                number,
+                "content",
+                format!(
+                    "id {} is already on line {first} with different content",
+                    line.id
+                ),
+            )),
+            Some(_) => {}
+            None => {
+                ids.insert(line.id, (number, digest));
+                if line.status == Status::Active
+                    && let (Some(entity), Some(attribute)) = (&line.entity, &line.attribute)
+                {
+                    let key = (line.namespace.clone(), entity.clone(), attribute.clone());
+                    if let Some(first) = facts.get(&key) {
+                        report.errors.push(LineError::new(
+                            number,
+                            "attribute",
+                            format!(
+                                "line {first} already holds the active memory of ({}, {}, {}): \
+                                 one fact has one active row",
+                                key.0, key.1, key.2
+                            ),
+                        ));
+                    } else {
+                        facts.insert(key, number);
+                    }
+                }
+            }
+        }
+    }
+    Ok(Checked { header, report })
+}
+
+fn content_hash(content: &str) -> u64 {
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    content.hash(&mut hasher);
+    hasher.finish()
+}
+
+/// Read the file's memory lines again and hand them to `send` in batches, summing what each
+/// batch reports into `report`. Lines that do not parse were reported by the first pass.
+async fn for_each_batch<F, Fut>(
+    path: &Path,
+    size: usize,
+    mut send: F,
+    report: &mut ImportReport,
+    mut progress: impl FnMut(u64),
+) -> Result<(), OperationError>
+where
+    F: FnMut(Vec<NumberedLine>) -> Fut,
+    Fut: std::future::Future<Output = Result<ImportReport, OperationError>>,
+{
+    let unreadable = |e: anyhow::Error| OperationError::Unavailable(format!("{e:#}"));
+    let mut lines = LineReader::open(path).map_err(unreadable)?;
+    lines.next_line().map_err(unreadable)?; // the header
+    let mut batch = Vec::with_capacity(size);
+    let mut done = 0;
+    loop {
+        let next = lines.next_line().map_err(unreadable)?;
+        if let Some((number, Ok(text))) = &next
+            && let Ok(memory) = parse_line::<MemoryLine>(*number, text)
+        {
+            batch.push(NumberedLine {
+                line: *number,
+                memory,
+            });
+        }
+        if batch.len() >= size || (next.is_none() && !batch.is_empty()) {
+            done += batch.len() as u64;
+            report.add(send(std::mem::take(&mut batch)).await?);
+            progress(done);
+        }
+        if next.is_none() {
+            return Ok(());
+        }
+    }
+}
+
+/// The lines of a file, gunzipped when it starts with gzip's magic bytes; blank lines skipped,
+/// a line over `MAX_LINE_BYTES` or not UTF-8 an error of its own (the reading goes on).
+struct LineReader {
+    reader: Box<dyn BufRead>,
+    number: u64,
+}
+
+impl LineReader {
+    fn open(path: &Path) -> anyhow::Result<Self> {
+        let mut file =
+            std::fs::File::open(path).with_context(|| format!("opening {}", path.display()))?;
+        let mut magic = [0u8; 2];
+        let gzip = file.read(&mut magic).unwrap_or(0) == 2 && magic == [0x1f, 0x8b];
+        let file =
+            std::fs::File::open(path).with_context(|| format!("opening {}", path.display()))?;
+        let reader: Box<dyn BufRead> = if gzip {
+            Box::new(BufReader::new(flate2::read::MultiGzDecoder::new(file)))
+        } else {
+            Box::new(BufReader::with_capacity(1 << 20, file))
+        };
+        Ok(Self { reader, number: 0 })
+    }
+
+    /// The next non-blank line with its number, or `None` at the end.
+    fn next_line(&mut self) -> anyhow::Result<Option<(u64, Result<String, LineError>)>> {
+        loop {
+            let mut bytes = Vec::new();
+            let mut too_long = false;
+            loop {
+                let chunk = self.reader.fill_buf().context("reading the file")?;
+                if chunk.is_empty() {
+                    break;
+                }
+                let (take, end) = match chunk.iter().position(|b| *b == b'\n') {
+                    Some(at) => (at + 1, true),
+                    None => (chunk.len(), false),
+                };
+                if bytes.len() + take <= MAX_LINE_BYTES {
+                    bytes.extend_from_slice(&chunk[..take]);
+                } else {
+                    too_long = true;
+                }
+                self.reader.consume(take);
+                if end {
+                    break;
+                }
+            }
+            if bytes.is_empty() && !too_long {
+                return Ok(None);
+            }
+            self.number += 1;
+            if too_long {
+                return Ok(Some((
+                    self.number,
+                    Err(LineError::new(
+                        self.number,
+                        "",
+                        format!("longer than {MAX_LINE_BYTES} bytes"),
+                    )),
+                )));
+            }
+            let text = match String::from_utf8(bytes) {
+                Ok(text) => text,
+                Err(e) => {
+                    return Ok(Some((
+                        self.number,
+                        Err(LineError::new(self.number, "", format!("not UTF-8: {e}"))),
+                    )));
+                }
+            };
+            if text.trim().is_empty() {
+                continue;
+            }
+            return Ok(Some((self.number, Ok(text))));
+        }
+    }
+}

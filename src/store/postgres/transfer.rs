@@ -1,0 +1,167 @@
+//! `TransferStore` on PostgreSQL.
+
+use std::collections::HashSet;
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use sqlx::Row;
+
+use super::{ROWS, bind_memory, insert_row, ms, row_to_memory, without_embedding};
+use crate::domain::{Memory, MemoryId, Status};
+use crate::lexical;
+use crate::store::maintenance::ARCHIVE_COLUMNS;
+use crate::store::transfer::{ExportFilter, ImportedLine, StoredRow, TransferStore};
+use crate::store::{COLUMNS, PostgresStore, StoreError};
+
+/// The archive's rows with their vectors (which live in `memory_vectors` either way).
+const ARCHIVE_ROWS: &str = "memories_archive JOIN memory_vectors USING (id)";
+
+#[async_trait]
+impl TransferStore for PostgresStore {
+    async fn export_page(
+        &self,
+        filter: &ExportFilter,
+        archived: bool,
+        after: Option<MemoryId>,
+        limit: i64,
+    ) -> Result<Vec<StoredRow>, StoreError> {
+        let (rows, archived_at) = if archived {
+            (ARCHIVE_ROWS, "archived_at")
+        } else {
+            (ROWS, "NULL::timestamptz AS archived_at")
+        };
+        let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT {COLUMNS}, {archived_at} FROM {rows} \
+             WHERE (cardinality($1::text[]) = 0 OR namespace = ANY($1)) \
+               AND (cardinality($2::text[]) = 0 OR status = ANY($2)) \
+               AND ($3::timestamptz IS NULL OR updated_at >= $3) \
+               AND ($4::uuid IS NULL OR id > $4) \
+             ORDER BY id LIMIT $5"
+        )))
+        .bind(&filter.namespaces)
+        .bind(
+            filter
+                .statuses
+                .iter()
+                .map(|s| s.as_str())
+                .collect::<Vec<_>>(),
+        )
+        .bind(filter.since.map(ms))
+        .bind(after)
+        .bind(limit)
+        .fetch_all(self.pool())
+        .await?;
+        rows.iter()
+            .map(|row| {
+                Ok(StoredRow {
+                    memory: row_to_memory(row)?,
+                    archived_at: row.try_get("archived_at")?,
+                })
+            })
+            .collect()
+    }
+
+    async fn held(&self, ids: &[MemoryId]) -> Result<Vec<Memory>, StoreError> {
+        if ids.is_empty() {
+            return Ok(vec![]);
+        }
+        let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT {COLUMNS} FROM {ROWS} WHERE id = ANY($1) \
+             UNION ALL SELECT {COLUMNS} FROM {ARCHIVE_ROWS} WHERE id = ANY($1)"
+        )))
+        .bind(ids)
+        .fetch_all(self.pool())
+        .await?;
+        rows.iter().map(row_to_memory).collect()
+    }
+
+    async fn import_rows(&self, rows: &[StoredRow]) -> Result<Vec<MemoryId>, StoreError> {
+        if rows.is_empty() {
+            return Ok(vec![]);
+        }
+        let ids: Vec<MemoryId> = rows.iter().map(|r| r.memory.id).collect();
+        let mut tx = self.pool().begin().await?;
+        let taken: Vec<MemoryId> = sqlx::query_scalar(
+            "SELECT id FROM memories WHERE id = ANY($1) \
+             UNION SELECT id FROM memories_archive WHERE id = ANY($1) \
+             UNION SELECT id FROM forgotten WHERE id = ANY($1)",
+        )
+        .bind(&ids)
+        .fetch_all(&mut *tx)
+        .await?;
+        let mut taken: HashSet<MemoryId> = taken.into_iter().collect();
+        let mut added = Vec::new();
+        for row in rows {
+            if !taken.insert(row.memory.id) {
+                continue;
+            }
+            match row.archived_at {
+                None => insert_row(&mut *tx, &self.signer, &row.memory).await?,
+                Some(at) => {
+                    let memory = self.signer.signed(row.memory.clone());
+                    // The row and its vector in one statement, as every insert here.
+                    bind_memory(
+                        sqlx::query(sqlx::AssertSqlSafe(format!(
+                            "WITH vector AS (INSERT INTO memory_vectors (id, embedding) \
+                               VALUES ($1, $20)) \
+                             INSERT INTO memories_archive ({}) VALUES ($1, $2, $3, $4, $5, $6, \
+                             $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $21, \
+                             $22, $23, $24)",
+                            without_embedding(ARCHIVE_COLUMNS)
+                        ))),
+                        &memory,
+                    )
+                    .bind(lexical::document(&memory.content))
+                    .bind(ms(at))
+                    .execute(&mut *tx)
+                    .await?;
+                }
+            }
+            if row.memory.status == Status::Forgotten {
+                // Forgotten here as there: its tombstone keeps any copy from coming back.
+                sqlx::query(
+                    "INSERT INTO forgotten (id, mode, forgotten_at) VALUES ($1, 'soft', $2) \
+                     ON CONFLICT (id) DO NOTHING",
+                )
+                .bind(row.memory.id)
+                .bind(ms(row.memory.updated_at))
+                .execute(&mut *tx)
+                .await?;
+            }
+            added.push(row.memory.id);
+        }
+        tx.commit().await?;
+        Ok(added)
+    }
+
+    async fn imported(&self, ids: &[MemoryId]) -> Result<Vec<MemoryId>, StoreError> {
+        Ok(
+            sqlx::query_scalar("SELECT line_id FROM imports WHERE line_id = ANY($1)")
+                .bind(ids)
+                .fetch_all(self.pool())
+                .await?,
+        )
+    }
+
+    async fn record_imported(
+        &self,
+        lines: &[ImportedLine],
+        at: DateTime<Utc>,
+    ) -> Result<(), StoreError> {
+        let line_ids: Vec<MemoryId> = lines.iter().map(|l| l.line_id).collect();
+        let memory_ids: Vec<Option<MemoryId>> = lines.iter().map(|l| l.memory_id).collect();
+        let outcomes: Vec<&str> = lines.iter().map(|l| l.outcome.as_str()).collect();
+        sqlx::query(
+            "INSERT INTO imports (line_id, memory_id, outcome, imported_at) \
+             SELECT l, m, o, $4 FROM UNNEST($1::uuid[], $2::uuid[], $3::text[]) AS t(l, m, o) \
+             ON CONFLICT (line_id) DO NOTHING",
+        )
+        .bind(&line_ids)
+        .bind(&memory_ids)
+        .bind(&outcomes)
+        .bind(ms(at))
+        .execute(self.pool())
+        .await?;
+        Ok(())
+    }
+}
