@@ -84,7 +84,14 @@ pub async fn export(settings: Settings, args: ExportArgs) -> anyhow::Result<()> 
             .output
             .as_ref()
             .is_some_and(|p| p.extension().is_some_and(|e| e == "gz"));
-    let sink: Box<dyn Write + Send> = match &args.output {
+    // A file is written beside its name and renamed when complete: a failed export leaves no
+    // file that looks whole.
+    let partial = args.output.as_ref().map(|p| {
+        let mut name = p.as_os_str().to_owned();
+        name.push(".partial");
+        PathBuf::from(name)
+    });
+    let sink: Box<dyn Write + Send> = match &partial {
         Some(path) => Box::new(std::io::BufWriter::with_capacity(
             1 << 20,
             std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?,
@@ -113,7 +120,7 @@ pub async fn export(settings: Settings, args: ExportArgs) -> anyhow::Result<()> 
     };
     let reporter = Reporter::new();
     let progress = &reporter;
-    let (rows, tampered) = with_operations(&settings, |ops, _| async move {
+    let exported = with_operations(&settings, |ops, _| async move {
         let mut rows = 0u64;
         let mut tampered = 0u64;
         let mut header_written = false;
@@ -137,8 +144,22 @@ pub async fn export(settings: Settings, args: ExportArgs) -> anyhow::Result<()> 
         finish(out)?;
         Ok((rows, tampered))
     })
-    .await?;
+    .await;
     reporter.finish();
+    let (rows, tampered) = match (exported, &partial, &args.output) {
+        (Ok(counts), Some(partial), Some(path)) => {
+            std::fs::rename(partial, path)
+                .with_context(|| format!("renaming {} to {}", partial.display(), path.display()))?;
+            counts
+        }
+        (Ok(counts), _, _) => counts,
+        (Err(e), partial, _) => {
+            if let Some(partial) = partial {
+                let _ = std::fs::remove_file(partial);
+            }
+            return Err(e);
+        }
+    };
     eprintln!(
         "{}",
         serde_json::json!({"exported": rows, "left_out_tampered": tampered})
