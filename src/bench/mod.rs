@@ -21,6 +21,7 @@ pub mod jobs;
 pub mod locomo;
 pub mod retrieval_eval;
 pub mod screening_eval;
+pub mod transfer;
 
 /// Deterministic pseudo-random unit vectors keyed by the text.
 pub struct RandomEmbedder {

@@ -73,6 +73,17 @@ pub enum BenchCommand {
         #[arg(long, default_value = "postgres://postgres@127.0.0.1:5432")]
         postgres_server: String,
     },
+    /// Export, import and backup at scale: N synthetic memories with vectors written as an
+    /// export file, then this binary's `import`, `export` and (SQLite) `backup` on it, each
+    /// timed with its peak RSS. Prints one JSON line per size and backend.
+    Import {
+        #[arg(long, value_delimiter = ',', default_value = "100000")]
+        n: Vec<usize>,
+        #[arg(long, value_delimiter = ',', default_value = "sqlite")]
+        backend: Vec<String>,
+        #[arg(long, default_value = "postgres://postgres@127.0.0.1:5432")]
+        postgres_server: String,
+    },
     /// What the operator console costs: a daemon (this binary) loaded with N memories from
     /// LoCoMo's turns and pending candidates; its RSS idle and after every console page was
     /// fetched; each page's time (at the client, over loopback). Prints one JSON line.
@@ -124,6 +135,28 @@ pub async fn run(settings: Settings, command: BenchCommand) -> anyhow::Result<()
             .map_err(|e| anyhow::anyhow!("{e}"))?;
             reporter.finish();
             println!("{}", serde_json::to_string(&report)?);
+            Ok(())
+        }
+        BenchCommand::Import {
+            n,
+            backend,
+            postgres_server,
+        } => {
+            let exe = std::env::current_exe()?;
+            for size in n {
+                for backend in &backends(&backend, &postgres_server)? {
+                    let report = hindsight::bench::transfer::transfer_bench(
+                        &exe,
+                        size,
+                        backend,
+                        &|phase, done, total| reporter.tick(phase, done, total),
+                    )
+                    .await
+                    .map_err(|e| anyhow::anyhow!("{e}"))?;
+                    reporter.finish();
+                    println!("{}", serde_json::to_string(&report)?);
+                }
+            }
             Ok(())
         }
         BenchCommand::Search {

@@ -1,0 +1,198 @@
+//! `hindsight bench import`: N synthetic memories with vectors written as an export file, then
+//! this binary's own `import`, `export` and (SQLite) `backup` run on it as child processes,
+//! each timed at the wall clock with its peak RSS (VmHWM, polled). What a user's import costs,
+//! JSON parsing and the file's two reads included.
+
+use std::io::Write;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use chrono::Utc;
+use serde::Serialize;
+use serde_json::json;
+
+use super::{BenchBackend, BenchError, RandomEmbedder, ScratchDatabase, Tick, rss_mb_of};
+use crate::domain::{MemoryType, Status};
+use crate::embed::{BuiltinEmbedder, Embedder};
+use crate::transfer::{FORMAT_VERSION, Header, MemoryLine};
+
+#[derive(Debug, Clone, Serialize)]
+pub struct TransferBenchReport {
+    pub bench: &'static str,
+    pub backend: &'static str,
+    pub n: usize,
+    pub embedder: String,
+    pub dimension: usize,
+    pub file_mb: f64,
+    pub import_seconds: f64,
+    pub imported_per_second: f64,
+    pub import_peak_rss_mb: f64,
+    pub export_seconds: f64,
+    pub exported_per_second: f64,
+    pub export_peak_rss_mb: f64,
+    /// SQLite only (PostgreSQL's is `pg_dump`).
+    pub backup_seconds: Option<f64>,
+}
+
+/// The synthetic file: UUIDv7 ids in order, ten namespaces, a sentence each, the builtin
+/// embedder's id with pseudo-random unit vectors of its dimension (so the import reuses them,
+/// as it would a real export's).
+fn write_file(path: &Path, n: usize, embedder: &str, dimension: usize) -> Result<(), BenchError> {
+    let random = RandomEmbedder::new(dimension);
+    let mut out = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(path)?);
+    let now = Utc::now();
+    let header = Header {
+        hindsight_export: FORMAT_VERSION,
+        embedder: embedder.to_owned(),
+        dimension,
+        exported_at: now,
+        with_vectors: true,
+    };
+    serde_json::to_writer(&mut out, &header)?;
+    out.write_all(b"\n")?;
+    for i in 0..n {
+        let content = format!(
+            "memory {i}: the user in project {} asked about report {} and sensor {}",
+            i % 97,
+            i % 13,
+            i % 31
+        );
+        let line = MemoryLine {
+            id: uuid::Uuid::now_v7(),
+            namespace: format!("bench/{}", i % 10),
+            memory_type: MemoryType::Episodic,
+            content: content.clone(),
+            importance: 0.5,
+            status: Status::Active,
+            entity: None,
+            attribute: None,
+            source: json!({"bench": i}),
+            merged_sources: json!([]),
+            metadata: json!({}),
+            created_at: now,
+            occurred_at: now,
+            updated_at: now,
+            expires_at: None,
+            last_accessed_at: None,
+            access_count: 0,
+            deprecated_at: None,
+            deprecated_by: None,
+            embedding_model: embedder.to_owned(),
+            archived_at: None,
+            embedding: Some(random.vector(&content)),
+        };
+        serde_json::to_writer(&mut out, &line)?;
+        out.write_all(b"\n")?;
+    }
+    out.flush()?;
+    Ok(())
+}
+
+/// Run `exe args` to completion: its wall time and peak RSS in MiB.
+async fn timed(
+    exe: &Path,
+    args: &[&str],
+    envs: &[(&str, String)],
+) -> Result<(f64, f64), BenchError> {
+    // Its messages to a file (a pipe nobody reads while it runs could fill and stall it).
+    let log = tempfile::NamedTempFile::new()?;
+    let started = Instant::now();
+    let mut child = tokio::process::Command::new(exe)
+        .args(args)
+        .envs(envs.iter().map(|(k, v)| (*k, v.as_str())))
+        .stdout(std::process::Stdio::null())
+        .stderr(log.reopen()?)
+        .kill_on_drop(true)
+        .spawn()?;
+    let pid = child.id().ok_or("the child has no pid")?.to_string();
+    let mut peak: f64 = 0.0;
+    let status = loop {
+        peak = peak.max(rss_mb_of(&pid).1);
+        if let Some(status) = child.try_wait()? {
+            break status;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    let seconds = started.elapsed().as_secs_f64();
+    if !status.success() {
+        let err = std::fs::read_to_string(log.path()).unwrap_or_default();
+        return Err(format!("hindsight {} failed ({status}): {err}", args[0]).into());
+    }
+    Ok((seconds, peak))
+}
+
+pub async fn transfer_bench(
+    exe: &Path,
+    n: usize,
+    backend: &BenchBackend,
+    progress: Tick<'_>,
+) -> Result<TransferBenchReport, BenchError> {
+    let dir = tempfile::tempdir()?;
+    let builtin = BuiltinEmbedder::new();
+    let (embedder, dimension) = (builtin.id().to_owned(), builtin.dimension());
+    let file = dir.path().join("bench.jsonl");
+    progress("writing the file", 0, Some(n as u64));
+    write_file(&file, n, &embedder, dimension)?;
+    let data = dir.path().join("data");
+    let scratch = match backend {
+        BenchBackend::Sqlite => None,
+        BenchBackend::Postgres { server_url } => Some(ScratchDatabase::create(server_url).await?),
+    };
+    let mut envs = vec![
+        (
+            "HINDSIGHT_CONFIG",
+            dir.path().join("none.toml").display().to_string(),
+        ),
+        ("HINDSIGHT_DATA_DIR", data.display().to_string()),
+        ("HINDSIGHT_EMBEDDER", "builtin".to_owned()),
+        ("RUST_LOG", "warn".to_owned()),
+    ];
+    if let Some(db) = &scratch {
+        envs.push(("HINDSIGHT_DATABASE_URL", db.url()));
+    }
+    let result = async {
+        progress("importing", 0, Some(n as u64));
+        let (import_seconds, import_peak) =
+            timed(exe, &["import", &file.display().to_string()], &envs).await?;
+        progress("exporting", 0, Some(n as u64));
+        let out = dir.path().join("out.jsonl");
+        let (export_seconds, export_peak) = timed(
+            exe,
+            &["export", "--with-vectors", "-o", &out.display().to_string()],
+            &envs,
+        )
+        .await?;
+        let backup_seconds = match backend {
+            BenchBackend::Sqlite => {
+                progress("backing up", 0, None);
+                let target = dir.path().join("backup");
+                Some(
+                    timed(exe, &["backup", &target.display().to_string()], &envs)
+                        .await?
+                        .0,
+                )
+            }
+            BenchBackend::Postgres { .. } => None,
+        };
+        Ok::<_, BenchError>(TransferBenchReport {
+            bench: "import",
+            backend: backend.name(),
+            n,
+            embedder: embedder.clone(),
+            dimension,
+            file_mb: std::fs::metadata(&file)?.len() as f64 / (1024.0 * 1024.0),
+            import_seconds,
+            imported_per_second: n as f64 / import_seconds,
+            import_peak_rss_mb: import_peak,
+            export_seconds,
+            exported_per_second: n as f64 / export_seconds,
+            export_peak_rss_mb: export_peak,
+            backup_seconds,
+        })
+    }
+    .await;
+    if let Some(db) = scratch {
+        db.drop_database().await?;
+    }
+    result
+}
