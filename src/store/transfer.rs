@@ -60,7 +60,7 @@ pub trait TransferStore: Send + Sync + 'static {
         limit: i64,
     ) -> Result<Vec<StoredRow>, StoreError>;
 
-    /// The rows holding these ids, hot or archived (vectors left empty).
+    /// The rows holding these ids, hot or archived.
     async fn held(&self, ids: &[MemoryId]) -> Result<Vec<Memory>, StoreError>;
 
     /// Insert every row as given (status, times, history), signed with this server's key, in
