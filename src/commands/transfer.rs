@@ -241,19 +241,8 @@ pub async fn import(settings: Settings, args: ImportArgs) -> anyhow::Result<()> 
         for_each_batch(
             &file,
             batch_size,
-            |lines| {
-                let ops = ops.clone();
-                let header = header.clone();
-                async move {
-                    ops.import(ImportBatch {
-                        mode,
-                        dry_run: true,
-                        header,
-                        lines,
-                    })
-                    .await
-                }
-            },
+            &ops,
+            (mode, true, &header),
             &mut checked.report,
             |n| progress.tick("checking with the store", n, None),
         )
@@ -266,19 +255,8 @@ pub async fn import(settings: Settings, args: ImportArgs) -> anyhow::Result<()> 
         for_each_batch(
             &file,
             batch_size,
-            |lines| {
-                let ops = ops.clone();
-                let header = header.clone();
-                async move {
-                    ops.import(ImportBatch {
-                        mode,
-                        dry_run: false,
-                        header,
-                        lines,
-                    })
-                    .await
-                }
-            },
+            &ops,
+            (mode, false, &header),
             &mut written,
             |n| progress.tick("importing", n, None),
         )
@@ -472,19 +450,17 @@ fn content_hash(content: &str) -> u64 {
     hasher.finish()
 }
 
-/// Read the file's memory lines again and hand them to `send` in batches, summing what each
-/// batch reports into `report`. Lines that do not parse were reported by the first pass.
-async fn for_each_batch<F, Fut>(
+/// Read the file's memory lines again and send them to `ops` in import batches of `size`
+/// (`mode`, dry or not, under `header`), summing what each batch reports into `report`. Lines
+/// that do not parse were reported by the first pass.
+async fn for_each_batch(
     path: &Path,
     size: usize,
-    mut send: F,
+    ops: &Arc<dyn hindsight::operations::Operations>,
+    (mode, dry_run, header): (ImportMode, bool, &Header),
     report: &mut ImportReport,
     mut progress: impl FnMut(u64),
-) -> Result<(), OperationError>
-where
-    F: FnMut(Vec<NumberedLine>) -> Fut,
-    Fut: std::future::Future<Output = Result<ImportReport, OperationError>>,
-{
+) -> Result<(), OperationError> {
     let unreadable = |e: anyhow::Error| OperationError::Unavailable(format!("{e:#}"));
     let mut lines = LineReader::open(path).map_err(unreadable)?;
     lines.next_line().map_err(unreadable)?; // the header
@@ -502,7 +478,16 @@ where
         }
         if batch.len() >= size || (next.is_none() && !batch.is_empty()) {
             done += batch.len() as u64;
-            report.add(send(std::mem::take(&mut batch)).await?);
+            let lines = std::mem::take(&mut batch);
+            let batch_report = ops
+                .import(ImportBatch {
+                    mode,
+                    dry_run,
+                    header: header.clone(),
+                    lines,
+                })
+                .await?;
+            report.add(batch_report);
             progress(done);
         }
         if next.is_none() {
