@@ -285,8 +285,36 @@ async fn a_round_trip_sqlite_to_postgres_to_sqlite_keeps_every_column() {
     export(b, &on_pg, &third, &[]);
     assert_same(&body(&third), &lines, "after a re-import");
 
-    // Back into SQLite; searches answer the same, every signature holds.
-    import(c, &[], &second, &[]);
+    // Back into SQLite, two lines a batch: every batch but the last leaves its rows for the
+    // index, which the last takes in whole. Searches answer the same, every signature holds.
+    import(c, &[], &second, &["--batch", "2"]);
+    let db = sqlx::SqlitePool::connect(&format!("sqlite://{}", c.join("hindsight.db").display()))
+        .await
+        .unwrap();
+    let pending: i64 = sqlx::query_scalar("SELECT count(*) FROM memories WHERE index_pending = 1")
+        .fetch_one(&db)
+        .await
+        .unwrap();
+    db.close().await;
+    assert_eq!(pending, 0, "the import's end indexed every deferred row");
+    let index = hindsight::index::EdgeIndex::open(
+        &c.join("index"),
+        512,
+        hindsight::index::HnswParams::default(),
+    )
+    .await
+    .unwrap();
+    use hindsight::index::VectorIndex;
+    let indexable = statuses
+        .iter()
+        .filter(|s| ["active", "deprecated"].contains(s))
+        .count();
+    assert_eq!(
+        index.count().await.unwrap(),
+        indexable,
+        "a point per active or deprecated row"
+    );
+    drop(index);
     let fourth = root.path().join("c.jsonl");
     export(c, &[], &fourth, &[]);
     assert_same(&body(&fourth), &lines, "back in SQLite");

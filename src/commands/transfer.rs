@@ -233,22 +233,24 @@ pub async fn import(settings: Settings, args: ImportArgs) -> anyhow::Result<()> 
     let reporter = Arc::new(Reporter::new());
     let progress = reporter.clone();
     let report = with_operations(&settings, |ops, _| async move {
-        // Pass 1: every line checked, nothing written.
-        let mut checked = check_file(&file, |line| progress.tick("checking", line, None))
-            .map_err(|e| OperationError::Unavailable(format!("{e:#}")))?;
-
-        let header = checked.header.clone();
+        // Pass 1: every line checked, here and by the owner against its store; nothing written.
+        let header =
+            read_header(&file).map_err(|e| OperationError::Unavailable(format!("{e:#}")))?;
+        let mut checked = ImportReport::default();
+        let mut file_check = FileCheck::default();
         for_each_batch(
             &file,
             batch_size,
             &ops,
             (mode, true, &header),
-            &mut checked.report,
-            |n| progress.tick("checking with the store", n, None),
+            (&mut checked, Some(&mut file_check)),
+            |n| progress.tick("checking", n, None),
         )
         .await?;
-        if !checked.report.errors.is_empty() || dry_run || blocked {
-            return Ok(checked.report);
+        checked.errors.append(&mut file_check.errors);
+        checked.errors.sort_by_key(|e| e.line);
+        if !checked.errors.is_empty() || dry_run || blocked {
+            return Ok(checked);
         }
         // Pass 2: written batch by batch (each one transaction; a rerun skips what is in).
         let mut written = ImportReport::default();
@@ -257,7 +259,7 @@ pub async fn import(settings: Settings, args: ImportArgs) -> anyhow::Result<()> 
             batch_size,
             &ops,
             (mode, false, &header),
-            &mut written,
+            (&mut written, None),
             |n| progress.tick("importing", n, None),
         )
         .await?;
@@ -361,14 +363,8 @@ impl Drop for PeerFile {
     }
 }
 
-/// What the first read of a file found: its header, and the lines that fail on their own or
-/// against another line of the file.
-struct Checked {
-    header: Header,
-    report: ImportReport,
-}
-
-fn check_file(path: &Path, mut progress: impl FnMut(u64)) -> anyhow::Result<Checked> {
+/// The file's first line: the export header, of a format this build reads.
+fn read_header(path: &Path) -> anyhow::Result<Header> {
     let mut lines = LineReader::open(path)?;
     let header = match lines.next_line()? {
         None => anyhow::bail!(
@@ -387,61 +383,61 @@ fn check_file(path: &Path, mut progress: impl FnMut(u64)) -> anyhow::Result<Chec
             hindsight::transfer::FORMAT_VERSION
         );
     }
-    let mut report = ImportReport::default();
-    // Per id, the line that first held it and a hash of its content; per active fact, its line.
-    let mut ids: HashMap<MemoryId, (u64, u64)> = HashMap::new();
-    let mut facts: HashMap<(String, String, String), u64> = HashMap::new();
-    while let Some((number, text)) = lines.next_line()? {
-        progress(number);
-        let text = match text {
-            Ok(text) => text,
-            Err(e) => {
-                report.errors.push(e);
-                continue;
-            }
-        };
-        let line: MemoryLine = match parse_line(number, &text) {
-            Ok(line) => line,
-            Err(e) => {
-                report.errors.push(e);
-                continue;
-            }
-        };
+    Ok(header)
+}
+
+/// What the first pass checks across the whole file, which no one batch sees: an id on two
+/// lines says the same on both, and a fact has one active line.
+#[derive(Default)]
+struct FileCheck {
+    /// Per id, the line that first held it and a hash of its content.
+    ids: HashMap<MemoryId, (u64, u64)>,
+    /// Per active fact, its line.
+    facts: HashMap<(String, String, String), u64>,
+    errors: Vec<LineError>,
+}
+
+impl FileCheck {
+    /// Check line `number`; false (and the error noted) when it clashes with an earlier line.
+    fn line(&mut self, number: u64, line: &MemoryLine) -> bool {
         let digest = content_hash(&line.content);
-        match ids.get(&line.id) {
-            Some((first, hash)) if *hash != digest => report.errors.push(LineError::new(
-                number,
-                "content",
-                format!(
-                    "id {} is already on line {first} with different content",
-                    line.id
-                ),
-            )),
-            Some(_) => {}
+        match self.ids.get(&line.id) {
+            Some((first, hash)) if *hash != digest => {
+                self.errors.push(LineError::new(
+                    number,
+                    "content",
+                    format!(
+                        "id {} is already on line {first} with different content",
+                        line.id
+                    ),
+                ));
+                return false;
+            }
+            Some(_) => return true,
             None => {
-                ids.insert(line.id, (number, digest));
-                if line.status == Status::Active
-                    && let (Some(entity), Some(attribute)) = (&line.entity, &line.attribute)
-                {
-                    let key = (line.namespace.clone(), entity.clone(), attribute.clone());
-                    if let Some(first) = facts.get(&key) {
-                        report.errors.push(LineError::new(
-                            number,
-                            "attribute",
-                            format!(
-                                "line {first} already holds the active memory of ({}, {}, {}): \
-                                 one fact has one active row",
-                                key.0, key.1, key.2
-                            ),
-                        ));
-                    } else {
-                        facts.insert(key, number);
-                    }
-                }
+                self.ids.insert(line.id, (number, digest));
             }
         }
+        if line.status == Status::Active
+            && let (Some(entity), Some(attribute)) = (&line.entity, &line.attribute)
+        {
+            let key = (line.namespace.clone(), entity.clone(), attribute.clone());
+            if let Some(first) = self.facts.get(&key) {
+                self.errors.push(LineError::new(
+                    number,
+                    "attribute",
+                    format!(
+                        "line {first} already holds the active memory of ({}, {}, {}): one \
+                         fact has one active row",
+                        key.0, key.1, key.2
+                    ),
+                ));
+                return false;
+            }
+            self.facts.insert(key, number);
+        }
+        true
     }
-    Ok(Checked { header, report })
 }
 
 fn content_hash(content: &str) -> u64 {
@@ -450,15 +446,18 @@ fn content_hash(content: &str) -> u64 {
     hasher.finish()
 }
 
-/// Read the file's memory lines again and send them to `ops` in import batches of `size`
-/// (`mode`, dry or not, under `header`), summing what each batch reports into `report`. Lines
-/// that do not parse were reported by the first pass.
+/// Read the file's memory lines and send them to `ops` in import batches of `size` (`mode`, dry
+/// or not, under `header`), summing what each batch reports into `report`. With `check` (the
+/// first pass), a line that does not parse, or clashes with an earlier line, is noted there and
+/// not sent; without, such lines were reported by the first pass. Every batch but the last leaves its rows
+/// for the index to take in at the end (one pass, rather than one per batch); the last is sent
+/// once the file is known to hold no further line (empty, when only the index is left to do).
 async fn for_each_batch(
     path: &Path,
     size: usize,
     ops: &Arc<dyn hindsight::operations::Operations>,
     (mode, dry_run, header): (ImportMode, bool, &Header),
-    report: &mut ImportReport,
+    (report, mut check): (&mut ImportReport, Option<&mut FileCheck>),
     mut progress: impl FnMut(u64),
 ) -> Result<(), OperationError> {
     let unreadable = |e: anyhow::Error| OperationError::Unavailable(format!("{e:#}"));
@@ -466,17 +465,12 @@ async fn for_each_batch(
     lines.next_line().map_err(unreadable)?; // the header
     let mut batch = Vec::with_capacity(size);
     let mut done = 0;
+    let mut deferred = false;
     loop {
         let next = lines.next_line().map_err(unreadable)?;
-        if let Some((number, Ok(text))) = &next
-            && let Ok(memory) = parse_line::<MemoryLine>(*number, text)
-        {
-            batch.push(NumberedLine {
-                line: *number,
-                memory,
-            });
-        }
-        if batch.len() >= size || (next.is_none() && !batch.is_empty()) {
+        let last = next.is_none();
+        if batch.len() >= size || (last && (!batch.is_empty() || deferred)) {
+            deferred |= !last;
             done += batch.len() as u64;
             let lines = std::mem::take(&mut batch);
             let batch_report = ops
@@ -485,13 +479,27 @@ async fn for_each_batch(
                     dry_run,
                     header: header.clone(),
                     lines,
+                    defer_index: !last,
                 })
                 .await?;
             report.add(batch_report);
             progress(done);
         }
-        if next.is_none() {
+        let Some((number, text)) = next else {
             return Ok(());
+        };
+        let parsed = text.and_then(|text| parse_line::<MemoryLine>(number, &text));
+        match (parsed, check.as_deref_mut()) {
+            (Ok(memory), check) => {
+                if check.is_none_or(|check| check.line(number, &memory)) {
+                    batch.push(NumberedLine {
+                        line: number,
+                        memory,
+                    });
+                }
+            }
+            (Err(e), Some(check)) => check.errors.push(e),
+            (Err(_), None) => {}
         }
     }
 }

@@ -27,7 +27,8 @@ use qdrant_edge::{
     EdgeSparseVectorParams, EdgeVectorParamsBuilder, FieldCondition, FieldIndexOperations, Filter,
     HnswIndexConfig, JsonPath, KeywordIndexParams, Match, Modifier, NamedQuery, PayloadFieldSchema,
     PayloadSchemaParams, PayloadSchemaType, PointId, PointInsertOperations, PointOperations,
-    PointStruct, PointStructPersisted, QueryEnum, Range, ScoredPoint, SearchParams, SearchRequest,
+    PointStruct, PointStructPersisted, QuantizationConfig, QuantizationSearchParams, QueryEnum,
+    Range, ScalarQuantizationConfig, ScalarType, ScoredPoint, SearchParams, SearchRequest,
     SparseVector, UpdateOperation, Vector, VectorInternal, VectorStructInternal, Vectors,
     WithPayloadInterface, WithVector,
 };
@@ -38,6 +39,15 @@ use crate::lexical::{self, LexicalHit, LexicalHits, StatsCache};
 
 /// Upserts after which a background `optimize()` (HNSW build, segment merge) is started.
 const OPTIMIZE_EVERY: usize = 1_000;
+/// Points a bulk load writes before it optimises. One optimisation at the very end would build
+/// the graph once, but the appendable segment's sparse index pays a posting list's length on
+/// every insert (qdrant-edge 0.7 re-walks the list on each append), so a segment of all the
+/// points costs their square: 100k points with one build took 208 s, in builds of 20k 225 s,
+/// and a million could not be done at all in one.
+const BULK_OPTIMIZE_EVERY: usize = 20_000;
+/// The float vectors in a memory map rather than on the heap: only the rescored candidates'
+/// pages are read, and the kernel may drop them.
+const VECTORS_ON_DISK: bool = true;
 /// Vectors (KiB) an appendable segment holds before it is turned into an HNSW segment: about
 /// 1,300 points at 384 dimensions. Qdrant's default (10 MB) leaves ~7k points to brute force,
 /// which dominated write (dedup) and search latency in `hindsight bench search`.
@@ -52,8 +62,8 @@ const LEXICAL: &str = "lexical";
 /// older hindsight, or a dir without the file) is dropped at start and rebuilt from the store.
 const LAYOUT_FILE: &str = "hindsight-layout";
 /// 3: the time payload is `occurred_at` (event time), no longer `created_at`. 4: the `lexical`
-/// sparse vector.
-const LAYOUT_VERSION: &str = "4";
+/// sparse vector. 5: int8-quantized vectors beside the float ones.
+const LAYOUT_VERSION: &str = "5";
 
 /// The `scope` payload value: namespace, memory type and status in one keyword (namespaces
 /// cannot contain a space, so it is unambiguous). Every filter hindsight needs is then one
@@ -116,10 +126,22 @@ fn key(name: &str) -> JsonPath {
 }
 
 fn config(dimension: usize, params: HnswParams) -> EdgeConfig {
+    // int8 copies of the vectors (quantile 0.99), kept in RAM, score the HNSW build and the
+    // graph walk; the float vectors rescore the final candidates. Measured at 100k × 512-d
+    // (`bench search`, 2 cores): writes 281 → 432/s, search p50 5.8 → 4.5 ms, p99 8.8 → 7.6 ms,
+    // recall@10 0.226 → 0.240; a bulk import's index build 20.0 → 9.6 s for 20k points.
+    let quantized = QuantizationConfig::from(ScalarQuantizationConfig {
+        r#type: ScalarType::Int8,
+        quantile: Some(0.99),
+        always_ram: Some(true),
+    });
     EdgeConfig::builder()
         .vector(
             "",
-            EdgeVectorParamsBuilder::new(dimension, Distance::Cosine).build(),
+            EdgeVectorParamsBuilder::new(dimension, Distance::Cosine)
+                .quantization_config(quantized)
+                .on_disk(VECTORS_ON_DISK)
+                .build(),
         )
         .sparse_vector(
             LEXICAL,
@@ -294,6 +316,33 @@ impl EdgeIndex {
     /// Build HNSW graphs and merge segments now (blocking the caller until done).
     pub async fn optimize(&self) -> Result<(), IndexError> {
         self.with_shard(|inner, shard| inner.optimize(shard)).await
+    }
+
+    /// Points into the shard, without starting an optimisation.
+    async fn write_points(&self, points: Vec<IndexPoint>) -> Result<(), IndexError> {
+        if points.is_empty() {
+            return Ok(());
+        }
+        let expected = self.dimension();
+        if let Some(bad) = points.iter().find(|p| p.vector.len() != expected) {
+            return Err(IndexError::Dimension {
+                expected,
+                got: bad.vector.len(),
+            });
+        }
+        let batch = points
+            .into_iter()
+            .map(point)
+            .collect::<Result<Vec<_>, _>>()?;
+        self.with_shard(move |inner, shard| {
+            inner.update(
+                shard,
+                UpdateOperation::PointOperation(PointOperations::UpsertPoints(
+                    PointInsertOperations::PointsList(batch),
+                )),
+            )
+        })
+        .await
     }
 
     fn maybe_optimize_in_background(&self, added: usize) {
@@ -532,32 +581,28 @@ impl VectorIndex for EdgeIndex {
     }
 
     async fn upsert(&self, points: Vec<IndexPoint>) -> Result<(), IndexError> {
-        if points.is_empty() {
-            return Ok(());
-        }
-        let expected = self.dimension();
-        if let Some(bad) = points.iter().find(|p| p.vector.len() != expected) {
-            return Err(IndexError::Dimension {
-                expected,
-                got: bad.vector.len(),
-            });
-        }
         let n = points.len();
-        let batch = points
-            .into_iter()
-            .map(point)
-            .collect::<Result<Vec<_>, _>>()?;
-        self.with_shard(move |inner, shard| {
-            inner.update(
-                shard,
-                UpdateOperation::PointOperation(PointOperations::UpsertPoints(
-                    PointInsertOperations::PointsList(batch),
-                )),
-            )
-        })
-        .await?;
+        self.write_points(points).await?;
         self.maybe_optimize_in_background(n);
         Ok(())
+    }
+
+    async fn upsert_bulk(&self, points: Vec<IndexPoint>) -> Result<(), IndexError> {
+        let n = points.len();
+        self.write_points(points).await?;
+        let pending = self
+            .inner
+            .upserts_since_optimize
+            .fetch_add(n, Ordering::Relaxed)
+            + n;
+        if pending >= BULK_OPTIMIZE_EVERY {
+            EdgeIndex::optimize(self).await?;
+        }
+        Ok(())
+    }
+
+    async fn optimize(&self) -> Result<(), IndexError> {
+        EdgeIndex::optimize(self).await
     }
 
     async fn delete(&self, ids: Vec<MemoryId>) -> Result<(), IndexError> {
@@ -588,6 +633,11 @@ impl VectorIndex for EdgeIndex {
                 filter: Some(filter(&query)),
                 params: Some(SearchParams {
                     hnsw_ef: Some(inner.params.ef.max(query.limit)),
+                    quantization: Some(QuantizationSearchParams {
+                        ignore: false,
+                        rescore: Some(true),
+                        oversampling: None,
+                    }),
                     ..Default::default()
                 }),
                 limit: query.limit,

@@ -72,6 +72,18 @@ pub trait VectorIndex: Send + Sync + 'static {
     /// Insert or replace points (vector and payload).
     async fn upsert(&self, points: Vec<IndexPoint>) -> Result<(), IndexError>;
 
+    /// `upsert` as one part of a bulk load (an import, a rebuild): the search structures are
+    /// left for one `optimize` at its end instead of being rebuilt as the points arrive.
+    async fn upsert_bulk(&self, points: Vec<IndexPoint>) -> Result<(), IndexError> {
+        self.upsert(points).await
+    }
+
+    /// Build the search structures for what has been written (HNSW graphs, merged segments)
+    /// now, and return when done: the end of a bulk load. A server index builds its own.
+    async fn optimize(&self) -> Result<(), IndexError> {
+        Ok(())
+    }
+
     /// Remove points; unknown ids are ignored.
     async fn delete(&self, ids: Vec<MemoryId>) -> Result<(), IndexError>;
 

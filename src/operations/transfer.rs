@@ -130,8 +130,14 @@ impl LocalOperations {
         }
         match batch.mode {
             ImportMode::Preserve => {
-                self.preserve(rows, &batch.header, batch.dry_run, report)
-                    .await
+                let report = self
+                    .preserve(rows, &batch.header, batch.dry_run, report)
+                    .await?;
+                if !batch.dry_run && !batch.defer_index {
+                    // This batch's rows and those of every deferred batch before it.
+                    self.service().await?.index_pending_rows().await?;
+                }
+                Ok(report)
             }
             ImportMode::Write => self.write_lines(rows, batch.dry_run, report).await,
         }
@@ -227,7 +233,6 @@ impl LocalOperations {
         let added = self.db().import_rows(&rows).await?;
         report.added = added.len() as u64;
         report.unchanged += (rows.len() - added.len()) as u64;
-        self.service().await?.index_pending_rows().await?;
         Ok(report)
     }
 

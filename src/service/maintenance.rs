@@ -29,20 +29,23 @@ impl MemoryService {
     /// flag. Failures are logged, not returned: the row is committed and stays pending, so the
     /// next repair pass retries.
     pub(crate) async fn sync_index(&self, rows: &[Memory]) {
-        if let Err(e) = self.try_sync_index(rows).await {
+        if let Err(e) = self.try_sync_index(rows, false).await {
             tracing::warn!(error = %e, rows = rows.len(), "index update failed; rows stay pending for repair");
         }
     }
 
-    /// Apply rows to the index. Their pending flag is cleared by the next `flush`, once the
-    /// engine has made the change durable.
-    async fn try_sync_index(&self, rows: &[Memory]) -> Result<(), ServiceError> {
+    /// Apply rows to the index (`bulk`: as part of a bulk load, whose end optimises). Their
+    /// pending flag is cleared by the next `flush`, once the engine has made the change durable.
+    async fn try_sync_index(&self, rows: &[Memory], bulk: bool) -> Result<(), ServiceError> {
         let (upserts, deletes): (Vec<&Memory>, Vec<&Memory>) =
             rows.iter().partition(|m| m.status.is_indexed());
         if !upserts.is_empty() {
-            self.index
-                .upsert(upserts.iter().map(|m| index_point(m)).collect())
-                .await?;
+            let points = upserts.iter().map(|m| index_point(m)).collect();
+            if bulk {
+                self.index.upsert_bulk(points).await?;
+            } else {
+                self.index.upsert(points).await?;
+            }
         }
         if !deletes.is_empty() {
             self.index
@@ -157,8 +160,9 @@ impl MemoryService {
         Ok(repaired)
     }
 
-    /// Put every row marked pending into the index (or take it out), batch by batch: the end
-    /// of a crash's repair, and of an import, whose rows arrive pending.
+    /// Put every row marked pending into the index (or take it out), batch by batch, and
+    /// optimise the index once at the end: the end of a crash's repair, and of an import, whose
+    /// rows arrive pending.
     pub async fn index_pending_rows(&self) -> Result<usize, ServiceError> {
         let mut done = 0;
         loop {
@@ -167,12 +171,15 @@ impl MemoryService {
                 break;
             }
             let n = pending.len();
-            self.try_sync_index(&pending).await?;
+            self.try_sync_index(&pending, true).await?;
             self.flush().await?;
             done += n;
             if (n as i64) < BATCH {
                 break;
             }
+        }
+        if done > 0 {
+            self.index.optimize().await?;
         }
         Ok(done)
     }
@@ -251,7 +258,7 @@ impl MemoryService {
             let Some(last) = rows.last() else { break };
             after = Some(last.id);
             self.index
-                .upsert(rows.iter().map(super::index_point).collect())
+                .upsert_bulk(rows.iter().map(super::index_point).collect())
                 .await?;
             done += rows.len();
             progress(ReindexProgress {
@@ -260,6 +267,7 @@ impl MemoryService {
                 total,
             });
         }
+        self.index.optimize().await?;
         self.index.flush().await?;
         Ok(done)
     }

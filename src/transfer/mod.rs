@@ -137,6 +137,12 @@ pub struct ImportBatch {
     /// The file's header: whose vectors the lines carry.
     pub header: Header,
     pub lines: Vec<NumberedLine>,
+    /// Preserve mode: leave this batch's rows pending for the index, to be taken in by a later
+    /// batch sent without it (a bulk load's last), in one pass instead of batch by batch. A load
+    /// stopped before then leaves them pending, and the index repair at the next start takes
+    /// them in.
+    #[serde(default)]
+    pub defer_index: bool,
 }
 
 impl ImportBatch {
