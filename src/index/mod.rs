@@ -79,7 +79,8 @@ pub trait VectorIndex: Send + Sync + 'static {
     }
 
     /// Build the search structures for what has been written (HNSW graphs, merged segments)
-    /// now, and return when done: the end of a bulk load. A server index builds its own.
+    /// now, and return when done and durable (as after `flush`): the end of a bulk load. A
+    /// server index builds its own.
     async fn optimize(&self) -> Result<(), IndexError> {
         Ok(())
     }

@@ -268,7 +268,6 @@ impl MemoryService {
             });
         }
         self.index.optimize().await?;
-        self.index.flush().await?;
         Ok(done)
     }
 
