@@ -179,6 +179,9 @@ pub struct SearchBenchReport {
     pub search_p99_ms: f64,
     pub search_max_ms: f64,
     pub rss_mb: f64,
+    /// `rss_mb` split: heap and other private memory, and mapped file pages (reclaimable).
+    pub rss_anon_mb: f64,
+    pub rss_file_mb: f64,
     pub peak_rss_mb: f64,
     /// The index's top 10 against exact cosine over every vector of the namespace, averaged
     /// over `RECALL_QUERIES` queries: what the ANN graph and quantization cost in accuracy
@@ -258,16 +261,28 @@ pub fn rss_mb() -> (f64, f64) {
 
 /// `(VmRSS, VmHWM)` in MiB of process `pid` (`self` for this one).
 pub fn rss_mb_of(pid: &str) -> (f64, f64) {
+    let [rss, peak] = status_mb(pid, ["VmRSS:", "VmHWM:"]);
+    (rss, peak)
+}
+
+/// This process's resident memory split `(RssAnon, RssFile)` in MiB: the heap, and the pages of
+/// memory-mapped files (the index's float vectors), which the kernel may drop and re-read.
+pub fn rss_split_mb() -> (f64, f64) {
+    let [anon, file] = status_mb("self", ["RssAnon:", "RssFile:"]);
+    (anon, file)
+}
+
+/// `/proc/<pid>/status` fields given in kB, in MiB (0 where unavailable).
+fn status_mb<const N: usize>(pid: &str, names: [&str; N]) -> [f64; N] {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    let field = |name: &str| {
+    names.map(|name| {
         status
             .lines()
             .find(|l| l.starts_with(name))
             .and_then(|l| l.split_whitespace().nth(1))
             .and_then(|kb| kb.parse::<f64>().ok())
             .map_or(0.0, |kb| kb / 1024.0)
-    };
-    (field("VmRSS:"), field("VmHWM:"))
+    })
 }
 
 pub(crate) type BenchError = Box<dyn std::error::Error + Send + Sync>;
@@ -443,6 +458,7 @@ async fn run(
     }
     latencies.sort_by(f64::total_cmp);
     let (rss, peak) = rss_mb();
+    let (rss_anon_mb, rss_file_mb) = rss_split_mb();
     let recall = match corpus {
         Corpus::Synthetic => {
             Some(index_recall_at_10(&index, &embedder, &ids, &namespaces, n).await?)
@@ -467,6 +483,8 @@ async fn run(
         search_p99_ms: percentile(&latencies, 99.0),
         search_max_ms: latencies.last().copied().unwrap_or(0.0),
         rss_mb: rss,
+        rss_anon_mb,
+        rss_file_mb,
         peak_rss_mb: peak,
         recall_at_10: recall,
     })

@@ -149,10 +149,7 @@ fn config(dimension: usize, params: HnswParams) -> EdgeConfig {
         .hnsw_config(HnswIndexConfig {
             m: params.m,
             ef_construct: params.ef_construct,
-            // Leave one core to the request path: background HNSW builds otherwise take every
-            // core (2 threads on a 2-core host) while writes wait for a CPU.
-            max_indexing_threads: std::thread::available_parallelism()
-                .map_or(1, |n| n.get().saturating_sub(1).max(1)),
+            max_indexing_threads: background_threads(),
             ..Default::default()
         })
         .optimizers(EdgeOptimizersConfig {
@@ -163,6 +160,29 @@ fn config(dimension: usize, params: HnswParams) -> EdgeConfig {
         })
         .on_disk_payload(false)
         .build()
+}
+
+/// HNSW build threads for background optimisations: all cores but one, left to the request
+/// path (with every core, writes waited for a CPU behind the build).
+fn background_threads() -> usize {
+    all_threads().saturating_sub(1).max(1)
+}
+
+/// HNSW build threads for an optimisation the caller waits on (a bulk load, a rebuild): every
+/// core. 2 threads instead of 1 halved a 20k-point build on a 2-core host.
+fn all_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// The engine reads its build thread count from the stored config at each `optimize()`; the
+/// count is not part of a segment's identity, so changing it rebuilds nothing.
+fn set_indexing_threads(shard: &EdgeShard, threads: usize) -> Result<(), IndexError> {
+    let mut hnsw = shard.config().hnsw_config;
+    if hnsw.max_indexing_threads == threads {
+        return Ok(());
+    }
+    hnsw.max_indexing_threads = threads;
+    shard.set_hnsw_config(hnsw).map_err(engine)
 }
 
 fn stored_dimension(config: &EdgeConfig) -> Option<usize> {
@@ -204,9 +224,21 @@ fn create(dir: &Path, dimension: usize, params: HnswParams) -> Result<EdgeShard,
     Ok(shard)
 }
 
-/// The engine appends every update to its WAL and never truncates it. Past this size the index
-/// is dropped at start and rebuilt from the store's vectors, which resets the WAL.
-const WAL_REBUILD_BYTES: u64 = 256 * 1024 * 1024;
+/// The engine appends every update to its WAL and never truncates it (nor replays it on load,
+/// and the WAL is private to it, so we cannot trim it ourselves). A WAL past both this size and
+/// `WAL_REBUILD_RATIO` times the segments' size is dropped at start with the index, which is
+/// rebuilt from the store's vectors: that resets the WAL, at the cost of one graph build.
+const WAL_REBUILD_MIN_BYTES: u64 = 256 * 1024 * 1024;
+/// A load writes about as many WAL bytes as its points take in segments (a 100k × 512-d import:
+/// WAL 1.2× the segments). A fixed 256 MB ceiling sent every index of over ~90k such points
+/// back to a full rebuild at each start; relative to the data, a rebuild comes only after
+/// updates have rewritten the data several times over, so its cost is spread over them.
+const WAL_REBUILD_RATIO: u64 = 4;
+
+/// Whether the WAL has outgrown the data enough to pay for a rebuild (see `WAL_REBUILD_RATIO`).
+fn wal_outgrown(wal_bytes: u64, segment_bytes: u64) -> bool {
+    wal_bytes > WAL_REBUILD_MIN_BYTES.max(WAL_REBUILD_RATIO.saturating_mul(segment_bytes))
+}
 
 fn dir_size(dir: &Path) -> u64 {
     std::fs::read_dir(dir)
@@ -222,7 +254,7 @@ fn dir_size(dir: &Path) -> u64 {
 }
 
 /// Load the shard in `dir` with its stored dimension, or create a fresh one. The index is derived
-/// data: an unreadable one (or one whose WAL outgrew `WAL_REBUILD_BYTES`) is recreated empty and
+/// data: an unreadable one (or one whose WAL has outgrown it, `wal_outgrown`) is recreated empty and
 /// the service repopulates it from the store.
 fn open_or_create(
     dir: &Path,
@@ -230,9 +262,10 @@ fn open_or_create(
     params: HnswParams,
 ) -> Result<(EdgeShard, usize), IndexError> {
     let wal_bytes = dir_size(&dir.join("wal"));
+    let segment_bytes = dir_size(&dir.join("segments"));
     let layout = std::fs::read_to_string(dir.join(LAYOUT_FILE)).unwrap_or_default();
-    let stored = if wal_bytes > WAL_REBUILD_BYTES {
-        tracing::info!(wal_bytes, dir = %dir.display(), "index WAL is large; rebuilding the index from the store");
+    let stored = if wal_outgrown(wal_bytes, segment_bytes) {
+        tracing::info!(wal_bytes, segment_bytes, dir = %dir.display(), "index WAL has outgrown the index; rebuilding the index from the store");
         None
     } else if dir.exists() && layout.trim() != LAYOUT_VERSION {
         tracing::info!(dir = %dir.display(), "index was built with another payload layout; rebuilding it from the store");
@@ -249,7 +282,11 @@ fn open_or_create(
     };
     if let Some(stored) = stored {
         match EdgeShard::load(dir, None) {
-            Ok(shard) => return Ok((shard, stored)),
+            Ok(shard) => {
+                // The stored count is this host's, and not a bulk build's killed half-way.
+                set_indexing_threads(&shard, background_threads())?;
+                return Ok((shard, stored));
+            }
             Err(e) => {
                 tracing::warn!(error = %e, dir = %dir.display(), "index unreadable; recreating it")
             }
@@ -311,7 +348,8 @@ impl EdgeIndex {
 
     /// Build HNSW graphs and merge segments now (blocking the caller until done).
     pub async fn optimize(&self) -> Result<(), IndexError> {
-        self.with_shard(|inner, shard| inner.optimize(shard)).await
+        self.with_shard(|inner, shard| inner.optimize(shard, all_threads()))
+            .await
     }
 
     /// Points into the shard, without starting an optimisation.
@@ -354,7 +392,7 @@ impl EdgeIndex {
         tokio::task::spawn_blocking(move || {
             let guard = inner.shard.read().unwrap_or_else(|e| e.into_inner());
             if let Some(shard) = guard.as_ref()
-                && let Err(e) = inner.optimize(shard)
+                && let Err(e) = inner.optimize(shard, background_threads())
             {
                 tracing::warn!(error = %e, "background index optimisation failed");
             }
@@ -365,14 +403,22 @@ impl EdgeIndex {
 
 impl Inner {
     /// Callers hold the shard read lock first, then `optimize_lock`: one lock order for all.
-    fn optimize(&self, shard: &EdgeShard) -> Result<(), IndexError> {
+    /// The build uses `threads` threads; background optimisations go back to theirs after.
+    fn optimize(&self, shard: &EdgeShard, threads: usize) -> Result<(), IndexError> {
         let _running = self.optimize_lock.lock().unwrap_or_else(|e| e.into_inner());
         let _gate = self.gate.read().unwrap_or_else(|e| e.into_inner());
         self.upserts_since_optimize.store(0, Ordering::Relaxed);
         let started = std::time::Instant::now();
-        shard.optimize().map_err(engine)?;
-        tracing::debug!(seconds = started.elapsed().as_secs_f64(), "index optimised");
-        Ok(())
+        set_indexing_threads(shard, threads)?;
+        let optimized = shard.optimize().map_err(engine);
+        let restored = set_indexing_threads(shard, background_threads());
+        tracing::debug!(
+            seconds = started.elapsed().as_secs_f64(),
+            threads,
+            "index optimised"
+        );
+        optimized?;
+        restored
     }
 
     fn update(&self, shard: &EdgeShard, op: UpdateOperation) -> Result<(), IndexError> {
@@ -705,5 +751,24 @@ impl VectorIndex for EdgeIndex {
             Ok(())
         })
         .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MB: u64 = 1024 * 1024;
+
+    #[test]
+    fn a_wal_is_rebuilt_only_once_it_outgrows_both_the_floor_and_the_data() {
+        // A fresh 100k × 512-d import: WAL ~300 MB beside ~250 MB of segments. Kept.
+        assert!(!wal_outgrown(300 * MB, 250 * MB));
+        // Small indexes never pay a rebuild below the floor, however many updates.
+        assert!(!wal_outgrown(200 * MB, MB));
+        // Past the floor and several times the data: rebuilt.
+        assert!(wal_outgrown(300 * MB, 10 * MB));
+        assert!(wal_outgrown(1_100 * MB, 250 * MB));
+        assert!(!wal_outgrown(900 * MB, 250 * MB));
     }
 }
