@@ -445,6 +445,185 @@ mod embedded_lexical {
         );
         assert_eq!(two.len(), 20, "`the` matches every point");
     }
+
+    /// The engine scores a sparse search 10,000 point offsets at a time; between batches it
+    /// skips the longest posting list up to the other lists' next entry when that list's
+    /// `max_next_weight` says nothing ahead can enter the top ten. The vendored qdrant-edge
+    /// patch (vendor/README.md) maintains those values with an early stop; one left too low
+    /// would skip real matches. So, in one appendable segment (a bulk load: no optimisation),
+    /// after appends, weight changes and deletes, the top ten must be an exhaustive BM25's —
+    /// with the heaviest `alpha` points past the first batch and `beta` only at the very end.
+    #[tokio::test]
+    async fn pruned_ranking_after_appends_updates_and_deletes_is_exhaustive_bm25() {
+        const N: usize = 25_000;
+        let (_dir, index) = open().await;
+        // Light: `alpha` once in 20–56 words. Heavy: `alpha` six times in 8 words.
+        let light = |i: usize| {
+            let mut words = vec!["alpha".to_owned()];
+            words.extend((0..20 + i % 37).map(|k| format!("f{i}x{k}")));
+            words
+        };
+        let heavy = |i: usize| {
+            let mut words = vec!["alpha".to_owned(); 6];
+            words.extend((0..2).map(|k| format!("f{i}x{k}")));
+            words
+        };
+        let mut docs: Vec<(IndexPoint, Vec<String>)> = (0..N)
+            .map(|i| {
+                let mut p = point("a", MemoryType::Episodic, Status::Active, 0);
+                p.terms = if i >= 10_000 && i % 1_000 == 500 {
+                    heavy(i)
+                } else {
+                    light(i)
+                };
+                if i >= N - 3 {
+                    p.terms.push("beta".to_owned());
+                }
+                (p.clone(), p.terms)
+            })
+            .collect();
+        for chunk in docs.chunks(500) {
+            let points = chunk.iter().map(|(p, _)| p.clone()).collect();
+            index.upsert_bulk(points).await.unwrap();
+        }
+        // Weight changes in place: two heavy points turn light, two light ones heavy.
+        let mut changed = Vec::new();
+        for (i, terms) in [
+            (12_500, light(12_500)),
+            (20_500, light(20_500)),
+            (17_001, heavy(17_001)),
+            (24_100, heavy(24_100)),
+        ] {
+            docs[i].0.terms = terms.clone();
+            docs[i].1 = terms;
+            changed.push(docs[i].0.clone());
+        }
+        index.upsert_bulk(changed).await.unwrap();
+        // And three heavy points deleted.
+        let gone: Vec<Uuid> = [11_500, 18_500, 24_500]
+            .iter()
+            .map(|i| docs[*i].0.id)
+            .collect();
+        index.delete(gone.clone()).await.unwrap();
+        docs.retain(|(p, _)| !gone.contains(&p.id));
+
+        let weight = |terms: &[String], term: &str| {
+            let (dims, weights) = sparse::document(terms);
+            dims.iter()
+                .position(|d| *d == sparse::dimension(term))
+                .map_or(0.0, |at| f64::from(weights[at]))
+        };
+        // The engine's IDFs, as the lexical arm reads them (a one-term query's full match).
+        let idf = async |term: &str| {
+            let one = index
+                .lexical_search(&query("a"), &terms(term), 1.0)
+                .await
+                .unwrap();
+            one.unwrap().full_match.unwrap()
+        };
+        let (idf_a, idf_b) = (idf("alpha").await, idf("beta").await);
+        let mut expected: Vec<(Uuid, f64)> = docs
+            .iter()
+            .map(|(p, t)| (p.id, idf_a * weight(t, "alpha") + idf_b * weight(t, "beta")))
+            .collect();
+        expected.sort_by(|a, b| b.1.total_cmp(&a.1));
+        let found = index
+            .lexical_search(&query("a"), &terms("alpha beta"), 1.0)
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(found.len(), 10);
+        let score_of: std::collections::HashMap<Uuid, f64> = expected.iter().copied().collect();
+        for (k, hit) in found.iter().enumerate() {
+            let want = expected[k].1;
+            assert!(
+                (hit.score - want).abs() < 1e-3 * want,
+                "rank {k}: engine {} vs exhaustive {want}",
+                hit.score
+            );
+            let own = *score_of
+                .get(&hit.id)
+                .unwrap_or_else(|| panic!("rank {k} is a deleted point"));
+            assert!(
+                (own - want).abs() < 1e-3 * want,
+                "rank {k} holds a point scoring {own}"
+            );
+        }
+    }
+}
+
+/// The embedded engine's WAL, which it reads in full at each load but never truncates: the
+/// index trims it at open, keeping the newest closed segment so operation numbers go on.
+mod embedded_wal {
+    use super::*;
+    use std::path::Path;
+
+    fn closed_segments(index_dir: &Path) -> usize {
+        std::fs::read_dir(index_dir.join("wal"))
+            .unwrap()
+            .filter(|e| {
+                let name = e.as_ref().unwrap().file_name();
+                name.to_string_lossy().starts_with("closed-")
+            })
+            .count()
+    }
+
+    #[tokio::test]
+    async fn a_reopened_index_keeps_one_closed_wal_segment_and_takes_later_updates() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("index");
+        let open = async || {
+            EdgeIndex::open(&path, DIM, HnswParams::default())
+                .await
+                .unwrap()
+        };
+        let index = open().await;
+        // Forty terms each: 40k points write several 4 MB WAL segments.
+        let points: Vec<IndexPoint> = (0..40_000)
+            .map(|i| {
+                let mut p = point("a", MemoryType::Episodic, Status::Active, i);
+                p.terms = (0..40)
+                    .map(|k| format!("t{}", (i * 7 + k) % 5_000))
+                    .collect();
+                p
+            })
+            .collect();
+        for chunk in points.chunks(2_000) {
+            index.upsert_bulk(chunk.to_vec()).await.unwrap();
+        }
+        index.flush().await.unwrap();
+        drop(index);
+        let written = closed_segments(&path);
+        assert!(
+            written >= 3,
+            "the load should fill several segments: {written}"
+        );
+
+        let index = open().await;
+        assert_eq!(
+            closed_segments(&path),
+            1,
+            "all but the newest closed segment go"
+        );
+        assert_eq!(index.count().await.unwrap(), 40_000);
+        // The last points carry the highest versions: were operation numbers restarted, the
+        // engine would skip these as older than the points.
+        let mut moved = points[39_999].clone();
+        moved.namespace = "b".to_owned();
+        moved.vector = vector(3, 0.0);
+        index.upsert(vec![moved.clone()]).await.unwrap();
+        index.delete(vec![points[39_998].id]).await.unwrap();
+        index.flush().await.unwrap();
+        drop(index);
+
+        let index = open().await;
+        let mut in_b = query("b");
+        in_b.vector = vector(3, 0.0);
+        assert_eq!(ids(&index.search(in_b).await.unwrap()), vec![moved.id]);
+        assert_eq!(index.count().await.unwrap(), 39_999);
+        let a = index.search(query("a")).await.unwrap();
+        assert!(!ids(&a).contains(&moved.id) && !ids(&a).contains(&points[39_998].id));
+    }
 }
 
 #[test]

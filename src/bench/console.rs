@@ -12,6 +12,7 @@ use futures::StreamExt;
 use serde::Serialize;
 use serde_json::{Value, json};
 
+use super::daemon::Daemon;
 use super::locomo::Conversation;
 use super::{BenchError, Corpus, Tick, percentile, rss_mb_of};
 
@@ -84,35 +85,18 @@ pub async fn console_bench(
 ) -> Result<ConsoleBenchReport, BenchError> {
     let data = tempfile::tempdir()?;
     let token = format!("bench-{}", uuid::Uuid::now_v7().simple());
-    let mut child = tokio::process::Command::new(options.exe)
-        .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
-        .arg(data.path())
-        .env("HINDSIGHT_AUTH_TOKEN", &token)
-        .env("HINDSIGHT_CONFIG", data.path().join("no-config.toml"))
-        .env("RUST_LOG", "warn")
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .kill_on_drop(true)
-        .spawn()?;
-    let pid = child.id().ok_or("the daemon has no pid")?;
-    let mut base = None;
-    for _ in 0..1200 {
-        if let Some(endpoint) = crate::lock::read_endpoint(data.path())
-            && endpoint.pid == pid
-            && let Ok(r) = reqwest::get(endpoint.url.replace("/mcp", "/healthz")).await
-            && r.status().is_success()
-        {
-            base = Some(endpoint.url.trim_end_matches("/mcp").to_owned());
-            break;
-        }
-        if let Ok(Some(status)) = child.try_wait() {
-            return Err(format!("the daemon exited with {status}").into());
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    let base = base.ok_or("the daemon did not start within 60 s")?;
+    let envs = [
+        ("HINDSIGHT_AUTH_TOKEN", token.clone()),
+        (
+            "HINDSIGHT_CONFIG",
+            data.path().join("no-config.toml").display().to_string(),
+        ),
+        ("RUST_LOG", "warn".to_owned()),
+    ];
+    let daemon = Daemon::spawn(options.exe, data.path(), &envs, Duration::from_secs(60)).await?;
+    let (base, pid) = (daemon.base.clone(), daemon.pid);
     let result = measure(&base, &token, pid, conversations, options, progress).await;
-    let _ = child.kill().await;
+    daemon.stop().await;
     result
 }
 

@@ -15,6 +15,7 @@ use crate::service::{MemoryService, Rules, SearchRequest, WriteRequest, WriteSta
 use crate::store::{MemoryStore, PoolSize, PostgresStore, SqliteStore};
 
 pub mod console;
+pub mod daemon;
 pub mod distill_eval;
 pub mod embed;
 pub mod jobs;
@@ -265,15 +266,8 @@ pub fn rss_mb_of(pid: &str) -> (f64, f64) {
     (rss, peak)
 }
 
-/// This process's resident memory split `(RssAnon, RssFile)` in MiB: the heap, and the pages of
-/// memory-mapped files (the index's float vectors), which the kernel may drop and re-read.
-pub fn rss_split_mb() -> (f64, f64) {
-    let [anon, file] = status_mb("self", ["RssAnon:", "RssFile:"]);
-    (anon, file)
-}
-
 /// `/proc/<pid>/status` fields given in kB, in MiB (0 where unavailable).
-fn status_mb<const N: usize>(pid: &str, names: [&str; N]) -> [f64; N] {
+pub(crate) fn status_mb<const N: usize>(pid: &str, names: [&str; N]) -> [f64; N] {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
     names.map(|name| {
         status
@@ -458,7 +452,11 @@ async fn run(
     }
     latencies.sort_by(f64::total_cmp);
     let (rss, peak) = rss_mb();
-    let (rss_anon_mb, rss_file_mb) = rss_split_mb();
+    let daemon::Rss {
+        anon_mb: rss_anon_mb,
+        file_mb: rss_file_mb,
+        ..
+    } = daemon::Rss::of("self");
     let recall = match corpus {
         Corpus::Synthetic => {
             Some(index_recall_at_10(&index, &embedder, &ids, &namespaces, n).await?)

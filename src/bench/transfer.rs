@@ -11,7 +11,10 @@ use chrono::Utc;
 use serde::Serialize;
 use serde_json::json;
 
-use super::{BenchBackend, BenchError, RandomEmbedder, ScratchDatabase, Tick, rss_mb_of};
+use super::daemon::{Daemon, Rss};
+use super::{
+    BenchBackend, BenchError, RandomEmbedder, ScratchDatabase, Tick, percentile, rss_mb_of,
+};
 use crate::domain::{MemoryType, Status};
 use crate::embed::{BuiltinEmbedder, Embedder};
 use crate::transfer::{FORMAT_VERSION, Header, MemoryLine};
@@ -32,7 +35,18 @@ pub struct TransferBenchReport {
     pub export_peak_rss_mb: f64,
     /// SQLite only (PostgreSQL's is `pg_dump`).
     pub backup_seconds: Option<f64>,
+    /// A daemon (`serve`) then started on the imported data: until it answers (an index found
+    /// unusable would be rebuilt here), its memory idle, and idle again after `daemon_searches`
+    /// searches over HTTP (the rescored vectors' pages mapped in).
+    pub daemon_ready_seconds: f64,
+    pub daemon_idle: Rss,
+    pub daemon_searches: usize,
+    pub daemon_search_p50_ms: f64,
+    pub daemon_idle_after_searches: Rss,
 }
+
+/// Searches the started daemon answers before its memory is read again.
+const DAEMON_SEARCHES: usize = 200;
 
 /// The synthetic file: UUIDv7 ids in order, ten namespaces, a sentence each, the builtin
 /// embedder's id with pseudo-random unit vectors of its dimension (so the import reuses them,
@@ -138,6 +152,7 @@ pub async fn transfer_bench(
         BenchBackend::Sqlite => None,
         BenchBackend::Postgres { server_url } => Some(ScratchDatabase::create(server_url).await?),
     };
+    let token = format!("bench-{}", uuid::Uuid::now_v7().simple());
     let mut envs = vec![
         (
             "HINDSIGHT_CONFIG",
@@ -146,6 +161,7 @@ pub async fn transfer_bench(
         ("HINDSIGHT_DATA_DIR", data.display().to_string()),
         ("HINDSIGHT_EMBEDDER", "builtin".to_owned()),
         ("RUST_LOG", "warn".to_owned()),
+        ("HINDSIGHT_AUTH_TOKEN", token.clone()),
     ];
     if let Some(db) = &scratch {
         envs.push(("HINDSIGHT_DATABASE_URL", db.url()));
@@ -174,6 +190,12 @@ pub async fn transfer_bench(
             }
             BenchBackend::Postgres { .. } => None,
         };
+        progress("starting a daemon on it", 0, None);
+        let daemon = Daemon::spawn(exe, &data, &envs, Duration::from_secs(1800)).await?;
+        let served = serve_searches(&daemon, n, &token, progress).await;
+        let ready_seconds = daemon.ready_seconds;
+        daemon.stop().await;
+        let (idle, search_p50_ms, after_searches) = served?;
         Ok::<_, BenchError>(TransferBenchReport {
             bench: "import",
             backend: backend.name(),
@@ -188,6 +210,11 @@ pub async fn transfer_bench(
             exported_per_second: n as f64 / export_seconds,
             export_peak_rss_mb: export_peak,
             backup_seconds,
+            daemon_ready_seconds: ready_seconds,
+            daemon_idle: idle,
+            daemon_searches: DAEMON_SEARCHES,
+            daemon_search_p50_ms: search_p50_ms,
+            daemon_idle_after_searches: after_searches,
         })
     }
     .await;
@@ -195,4 +222,49 @@ pub async fn transfer_bench(
         db.drop_database().await?;
     }
     result
+}
+
+/// The started daemon idle (after a settling pause), the median of `DAEMON_SEARCHES` searches
+/// over HTTP, and idle again after them.
+async fn serve_searches(
+    daemon: &Daemon,
+    n: usize,
+    token: &str,
+    progress: Tick<'_>,
+) -> Result<(Rss, f64, Rss), BenchError> {
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let idle = daemon.rss();
+    let http = reqwest::Client::new();
+    let mut latencies = Vec::with_capacity(DAEMON_SEARCHES);
+    for q in 0..DAEMON_SEARCHES {
+        // The file's own wording (`write_file`), so each search has real matches.
+        let i = (q * 7_919) % n.max(1);
+        let body = json!({
+            "query": format!("project {} report {} sensor {}", i % 97, i % 13, i % 31),
+            "namespace": format!("bench/{}", i % 10),
+            "top_k": 10,
+        });
+        let started = Instant::now();
+        let found: serde_json::Value = http
+            .post(format!("{}/api/memories/search", daemon.base))
+            .bearer_auth(token)
+            .json(&body)
+            .send()
+            .await?
+            .error_for_status()?
+            .json()
+            .await?;
+        latencies.push(started.elapsed().as_secs_f64() * 1e3);
+        if found["memories"].as_array().is_none_or(Vec::is_empty) {
+            return Err(format!("the daemon found nothing for {body}: {found}").into());
+        }
+        progress(
+            "searching the daemon",
+            q as u64 + 1,
+            Some(DAEMON_SEARCHES as u64),
+        );
+    }
+    latencies.sort_by(f64::total_cmp);
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    Ok((idle, percentile(&latencies, 50.0), daemon.rss()))
 }

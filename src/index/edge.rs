@@ -5,7 +5,8 @@
 //! - `flush()` panics if an `update()`/`optimize()` runs at the same time, so writes and
 //!   optimisation share `gate` (read side) and flush takes it exclusively (write side).
 //! - The engine's WAL is not replayed on load: points are durable only after `flush()`. The
-//!   service therefore keeps rows `index_pending` until a flush has covered them.
+//!   service therefore keeps rows `index_pending` until a flush has covered them. Nor is it
+//!   ever truncated, though a load reads all of it: `trim_wal` trims it at each open.
 //! - HNSW graphs are built only by `optimize()`; new points sit in a brute-force appendable
 //!   segment until then. We optimise in the background after every `OPTIMIZE_EVERY` upserts.
 //! - Each point also carries its terms as a sparse vector (`LEXICAL`, BM25 weights from
@@ -30,7 +31,7 @@ use qdrant_edge::{
     PointStruct, PointStructPersisted, QuantizationConfig, QuantizationSearchParams, QueryEnum,
     Range, ScalarQuantizationConfig, ScalarType, ScoredPoint, SearchParams, SearchRequest,
     SparseVector, UpdateOperation, Vector, VectorInternal, VectorStructInternal, Vectors,
-    WithPayloadInterface, WithVector,
+    WalOptions, WithPayloadInterface, WithVector,
 };
 
 use super::{Hit, IndexError, IndexPoint, IndexQuery, VectorIndex, sparse};
@@ -159,6 +160,10 @@ fn config(dimension: usize, params: HnswParams) -> EdgeConfig {
             ..Default::default()
         })
         .on_disk_payload(false)
+        .wal_options(WalOptions {
+            segment_capacity: WAL_SEGMENT_BYTES,
+            ..WalOptions::default()
+        })
         .build()
 }
 
@@ -224,51 +229,47 @@ fn create(dir: &Path, dimension: usize, params: HnswParams) -> Result<EdgeShard,
     Ok(shard)
 }
 
-/// The engine appends every update to its WAL and never truncates it (nor replays it on load,
-/// and the WAL is private to it, so we cannot trim it ourselves). A WAL past both this size and
-/// `WAL_REBUILD_RATIO` times the segments' size is dropped at start with the index, which is
-/// rebuilt from the store's vectors: that resets the WAL, at the cost of one graph build.
-const WAL_REBUILD_MIN_BYTES: u64 = 256 * 1024 * 1024;
-/// A load writes about as many WAL bytes as its points take in segments (a 100k × 512-d import:
-/// WAL over 256 MB, the segments ~250 MB; estimated, not yet measured side by side). A fixed
-/// 256 MB ceiling sent every index of over ~90k such points back to a full rebuild at each
-/// start; relative to the data, a rebuild comes only after updates have rewritten the data
-/// several times over, so its cost is spread over them.
-const WAL_REBUILD_RATIO: u64 = 4;
+/// The engine writes every update to its WAL and never reads it back (no replay on load;
+/// points are durable once flushed) nor truncates it, yet reads all of it at each load: after a
+/// 100k × 512-d import, 270 MB of WAL went resident at the next start. Small segments let
+/// `trim_wal` keep little of it.
+const WAL_SEGMENT_BYTES: usize = 4 * 1024 * 1024;
 
-/// Whether the WAL has outgrown the data enough to pay for a rebuild (see `WAL_REBUILD_RATIO`).
-fn wal_outgrown(wal_bytes: u64, segment_bytes: u64) -> bool {
-    wal_bytes > WAL_REBUILD_MIN_BYTES.max(WAL_REBUILD_RATIO.saturating_mul(segment_bytes))
+/// With the shard closed, delete every closed WAL segment but the newest, as the WAL's own
+/// `prefix_truncate` does (the engine never calls it). Operation numbers keep counting from the
+/// newest segment: starting them afresh would make the engine skip later updates of existing
+/// points as older than the points' versions.
+fn trim_wal(dir: &Path) -> std::io::Result<u64> {
+    let mut closed: Vec<(u64, PathBuf)> = Vec::new();
+    for entry in std::fs::read_dir(dir.join("wal"))? {
+        let entry = entry?;
+        let name = entry.file_name();
+        if let Some(start) = name.to_str().and_then(|n| n.strip_prefix("closed-"))
+            && let Ok(start) = start.parse::<u64>()
+        {
+            closed.push((start, entry.path()));
+        }
+    }
+    closed.sort_unstable();
+    closed.pop();
+    let mut freed = 0;
+    for (_, path) in closed {
+        freed += std::fs::metadata(&path)?.len();
+        std::fs::remove_file(&path)?;
+    }
+    Ok(freed)
 }
 
-fn dir_size(dir: &Path) -> u64 {
-    std::fs::read_dir(dir)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .map(|entry| match entry.metadata() {
-            Ok(m) if m.is_dir() => dir_size(&entry.path()),
-            Ok(m) => m.len(),
-            Err(_) => 0,
-        })
-        .sum()
-}
-
-/// Load the shard in `dir` with its stored dimension, or create a fresh one. The index is derived
-/// data: an unreadable one (or one whose WAL has outgrown it, `wal_outgrown`) is recreated empty and
-/// the service repopulates it from the store.
+/// Load the shard in `dir` with its stored dimension (its WAL trimmed first), or create a fresh
+/// one. The index is derived data: an unreadable one is recreated empty and the service
+/// repopulates it from the store.
 fn open_or_create(
     dir: &Path,
     dimension: usize,
     params: HnswParams,
 ) -> Result<(EdgeShard, usize), IndexError> {
-    let wal_bytes = dir_size(&dir.join("wal"));
-    let segment_bytes = dir_size(&dir.join("segments"));
     let layout = std::fs::read_to_string(dir.join(LAYOUT_FILE)).unwrap_or_default();
-    let stored = if wal_outgrown(wal_bytes, segment_bytes) {
-        tracing::info!(wal_bytes, segment_bytes, dir = %dir.display(), "index WAL has outgrown the index; rebuilding the index from the store");
-        None
-    } else if dir.exists() && layout.trim() != LAYOUT_VERSION {
+    let stored = if dir.exists() && layout.trim() != LAYOUT_VERSION {
         tracing::info!(dir = %dir.display(), "index was built with another payload layout; rebuilding it from the store");
         None
     } else {
@@ -282,6 +283,13 @@ fn open_or_create(
         }
     };
     if let Some(stored) = stored {
+        match trim_wal(dir) {
+            Ok(0) => {}
+            Ok(freed) => tracing::debug!(freed, dir = %dir.display(), "trimmed the index WAL"),
+            Err(e) => {
+                tracing::warn!(error = %e, dir = %dir.display(), "could not trim the index WAL")
+            }
+        }
         match EdgeShard::load(dir, None) {
             Ok(shard) => {
                 // The stored count is this host's, and not a bulk build's killed half-way.
@@ -632,10 +640,10 @@ impl VectorIndex for EdgeIndex {
 
     /// No optimisation until the load's one `optimize` at its end: optimising every 20k points
     /// instead rebuilt the merged segment's graph each time (60k points: 29 s, 75 s, then
-    /// 133 s). One build has its own cost: the appendable segment's sparse index pays a posting
-    /// list's length on every insert (qdrant-edge 0.7 re-walks the list on each append), so
-    /// that part grows with the square of the points loaded at once (100k × 512-d: 106 s of
-    /// 208 s).
+    /// 133 s). The points wait in one appendable segment, whose sparse index re-walked a whole
+    /// posting list on every append in qdrant-edge 0.7 (100k × 512-d: 106 s of a 208 s import,
+    /// growing with the square of the points); the vendored engine stops that walk early
+    /// (vendor/README.md).
     async fn upsert_bulk(&self, points: Vec<IndexPoint>) -> Result<(), IndexError> {
         self.write_points(points).await
     }
@@ -752,24 +760,5 @@ impl VectorIndex for EdgeIndex {
             Ok(())
         })
         .await
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    const MB: u64 = 1024 * 1024;
-
-    #[test]
-    fn a_wal_is_rebuilt_only_once_it_outgrows_both_the_floor_and_the_data() {
-        // A fresh 100k × 512-d import (estimated): WAL ~300 MB beside ~250 MB of segments. Kept.
-        assert!(!wal_outgrown(300 * MB, 250 * MB));
-        // Small indexes never pay a rebuild below the floor, however many updates.
-        assert!(!wal_outgrown(200 * MB, MB));
-        // Past the floor and several times the data: rebuilt.
-        assert!(wal_outgrown(300 * MB, 10 * MB));
-        assert!(wal_outgrown(1_100 * MB, 250 * MB));
-        assert!(!wal_outgrown(900 * MB, 250 * MB));
     }
 }

@@ -1,0 +1,15 @@
+pub mod build_index_result;
+pub mod collection_defaults;
+pub mod facets;
+pub mod groups;
+pub mod index;
+pub mod manifest;
+pub mod modifier;
+pub mod named_vectors;
+pub mod order_by;
+pub mod primitive;
+pub mod query_context;
+pub mod segment_record;
+pub mod tiny_map;
+pub mod vector_name_config;
+pub mod vectors;

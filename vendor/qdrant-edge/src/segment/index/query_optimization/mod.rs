@@ -1,0 +1,3 @@
+pub mod optimized_filter;
+pub mod payload_provider;
+pub mod rescore_formula;

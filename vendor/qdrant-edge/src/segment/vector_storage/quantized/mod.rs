@@ -1,0 +1,10 @@
+mod quantized_chunked_mmap_storage;
+mod quantized_custom_query_scorer;
+mod quantized_multi_custom_query_scorer;
+mod quantized_multi_query_scorer;
+pub mod quantized_multivector_storage;
+pub mod quantized_query_scorer;
+mod quantized_ram_storage;
+mod quantized_scorer_builder;
+mod quantized_storage;
+pub mod quantized_vectors;
