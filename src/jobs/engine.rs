@@ -272,6 +272,7 @@ impl Runner {
         drop(stop_beating);
         let _ = heartbeat.await;
         let seconds = started.elapsed().as_secs_f64();
+        let _ = tokio::task::spawn_blocking(super::heap::release_freed_memory).await;
         let (status, stats, error) = match result {
             Ok(mut stats) => {
                 stats.seconds = seconds;

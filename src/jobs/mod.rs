@@ -10,6 +10,7 @@ pub mod config;
 pub mod distill;
 pub mod engine;
 pub mod expire;
+mod heap;
 pub mod registry;
 
 use std::sync::Arc;
