@@ -242,9 +242,16 @@ const WAL_SEGMENT_BYTES: usize = 4 * 1024 * 1024;
 /// `prefix_truncate` does (the engine never calls it). Operation numbers keep counting from the
 /// newest segment: starting them afresh would make the engine skip later updates of existing
 /// points as older than the points' versions.
+/// The WAL's own directory lock is taken first: should another process have this index open
+/// (which the data dir's lock is there to prevent), nothing is trimmed.
 fn trim_wal(dir: &Path) -> std::io::Result<u64> {
+    let wal = dir.join("wal");
+    let held = std::fs::File::open(&wal)?;
+    if held.try_lock().is_err() {
+        return Ok(0);
+    }
     let mut closed: Vec<(u64, PathBuf)> = Vec::new();
-    for entry in std::fs::read_dir(dir.join("wal"))? {
+    for entry in std::fs::read_dir(&wal)? {
         let entry = entry?;
         let name = entry.file_name();
         if let Some(start) = name.to_str().and_then(|n| n.strip_prefix("closed-"))
@@ -763,5 +770,43 @@ impl VectorIndex for EdgeIndex {
             Ok(())
         })
         .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn trimming_keeps_the_newest_closed_segment_and_skips_a_wal_in_use() {
+        let dir = tempfile::tempdir().unwrap();
+        let wal = dir.path().join("wal");
+        std::fs::create_dir(&wal).unwrap();
+        for (name, bytes) in [
+            ("closed-0", 10),
+            ("closed-9", 20),
+            ("closed-30", 30),
+            ("open-4", 40),
+        ] {
+            std::fs::write(wal.join(name), vec![0u8; bytes]).unwrap();
+        }
+        let in_use = std::fs::File::open(&wal).unwrap();
+        in_use.lock().unwrap();
+        assert_eq!(trim_wal(dir.path()).unwrap(), 0);
+        assert_eq!(names(&wal).len(), 4, "a locked WAL is left alone");
+        drop(in_use);
+        assert_eq!(trim_wal(dir.path()).unwrap(), 30);
+        // By start index, not by name: closed-30 is the newest.
+        assert_eq!(names(&wal), vec!["closed-30", "open-4"]);
+        assert_eq!(trim_wal(dir.path()).unwrap(), 0);
     }
 }
