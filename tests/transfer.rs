@@ -917,3 +917,68 @@ async fn an_openmemory_backup_and_a_mem0_answer_are_imported() {
     assert!(!okay);
     assert!(err.contains("line 2, field content"), "{err}");
 }
+
+/// `bench import` at a small size, end to end: the import, export and backup children, a
+/// daemon on the data, recall against brute force; and, where this machine has a memory
+/// cgroup controller, the import held under `--memory-limit-mb` (elsewhere the bench must
+/// refuse the flag by name).
+#[test]
+fn bench_import_reports_rates_memory_latency_and_recall() {
+    let dir = tempfile::tempdir().unwrap();
+    let bench = |extra: &[&str]| {
+        let mut args = vec!["bench", "import", "--n", "2000"];
+        args.extend_from_slice(extra);
+        cli(dir.path(), &[], &args)
+    };
+    let (ok, out, err) = bench(&[]);
+    assert!(ok, "{out}{err}");
+    let report: Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(
+        (report["n"].as_u64(), report["backend"].as_str()),
+        (Some(2000), Some("sqlite"))
+    );
+    let number = |field: &str| {
+        report[field]
+            .as_f64()
+            .unwrap_or_else(|| panic!("{field} in {report}"))
+    };
+    assert!(number("imported_per_second") > 0.0, "{report}");
+    assert!(
+        0.0 < number("import_peak_anon_mb")
+            && number("import_peak_anon_mb") <= number("import_peak_rss_mb"),
+        "{report}"
+    );
+    assert!(
+        number("daemon_search_p99_ms") >= number("daemon_search_p50_ms"),
+        "{report}"
+    );
+    // 200 points a namespace: a filtered search that small is near exact.
+    assert!(number("recall_at_10") >= 0.9, "{report}");
+    assert_eq!(report["recall_queries"], 50, "{report}");
+    assert!(report["import_memory_limit_mb"].is_null(), "{report}");
+
+    let (ok, out, err) = bench(&["--memory-limit-mb", "300"]);
+    if !can_make_a_memory_cgroup() {
+        assert!(!ok && err.contains("--memory-limit-mb"), "{out}{err}");
+        eprintln!("no memory cgroup can be made here: only the refusal was checked");
+        return;
+    }
+    assert!(ok, "{out}{err}");
+    let limited: Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(limited["import_memory_limit_mb"], 300, "{limited}");
+    let peak = limited["import_cgroup_peak_mb"].as_f64().unwrap();
+    assert!(0.0 < peak && peak <= 300.0, "{limited}");
+}
+
+/// A memory cgroup controller (v1, or v2's at the root) under which this user may make a group.
+fn can_make_a_memory_cgroup() -> bool {
+    let v2 = std::fs::read_to_string("/sys/fs/cgroup/cgroup.subtree_control")
+        .is_ok_and(|c| c.split_whitespace().any(|c| c == "memory"));
+    let parent = if v2 {
+        Path::new("/sys/fs/cgroup")
+    } else {
+        Path::new("/sys/fs/cgroup/memory")
+    };
+    let probe = parent.join(format!("hindsight-test-probe-{}", std::process::id()));
+    std::fs::create_dir(&probe).is_ok() && std::fs::remove_dir(&probe).is_ok()
+}

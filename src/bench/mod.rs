@@ -14,6 +14,7 @@ use crate::index::{EdgeIndex, HnswParams};
 use crate::service::{MemoryService, Rules, SearchRequest, WriteRequest, WriteStatus};
 use crate::store::{MemoryStore, PoolSize, PostgresStore, SqliteStore};
 
+mod cgroup;
 pub mod console;
 pub mod daemon;
 pub mod distill_eval;

@@ -1,7 +1,9 @@
 //! `hindsight bench import`: N synthetic memories with vectors written as an export file, then
 //! this binary's own `import`, `export` and (SQLite) `backup` run on it as child processes,
 //! each timed at the wall clock with its peak RSS (VmHWM, polled). What a user's import costs,
-//! JSON parsing and the file's two reads included.
+//! JSON parsing and the file's two reads included. Then a daemon on the imported data (its
+//! memory idle and after searches, their latency), and the index's recall@10 against brute
+//! force.
 
 use std::io::Write;
 use std::path::Path;
@@ -11,12 +13,14 @@ use chrono::Utc;
 use serde::Serialize;
 use serde_json::json;
 
+use super::cgroup::MemoryCgroup;
 use super::daemon::{Daemon, Rss};
 use super::{
-    BenchBackend, BenchError, RandomEmbedder, ScratchDatabase, Tick, percentile, rss_mb_of,
+    BenchBackend, BenchError, RandomEmbedder, ScratchDatabase, Tick, percentile, status_mb,
 };
-use crate::domain::{MemoryType, Status};
+use crate::domain::{MemoryId, MemoryType, Status};
 use crate::embed::{BuiltinEmbedder, Embedder};
+use crate::index::{EdgeIndex, HnswParams, IndexQuery, VectorIndex};
 use crate::transfer::{FORMAT_VERSION, Header, MemoryLine};
 
 #[derive(Debug, Clone, Serialize)]
@@ -30,6 +34,12 @@ pub struct TransferBenchReport {
     pub import_seconds: f64,
     pub imported_per_second: f64,
     pub import_peak_rss_mb: f64,
+    pub import_peak_anon_mb: f64,
+    /// `--memory-limit-mb`: the import ran in a memory cgroup of this size (private memory and
+    /// page cache together, as a container's limit counts them)...
+    pub import_memory_limit_mb: Option<u64>,
+    /// ...and the most that cgroup held.
+    pub import_cgroup_peak_mb: Option<f64>,
     pub export_seconds: f64,
     pub exported_per_second: f64,
     pub export_peak_rss_mb: f64,
@@ -43,7 +53,28 @@ pub struct TransferBenchReport {
     pub daemon_idle: Rss,
     pub daemon_searches: usize,
     pub daemon_search_p50_ms: f64,
+    pub daemon_search_p99_ms: f64,
     pub daemon_idle_after_searches: Rss,
+    /// The imported index's dense search (the daemon stopped, its index opened here) against
+    /// brute force over the file's vectors: the share of each query's true 10 nearest (in its
+    /// namespace) found, over `recall_queries` queries.
+    pub recall_at_10: f64,
+    pub recall_queries: usize,
+}
+
+/// Queries `recall_at_10` asks, spread over the namespaces.
+const RECALL_QUERIES: usize = 50;
+/// The file's namespaces: line `i` is in `bench/{i % NAMESPACES}`.
+const NAMESPACES: usize = 10;
+
+/// Line `i`'s text.
+fn content(i: usize) -> String {
+    format!(
+        "memory {i}: the user in project {} asked about report {} and sensor {}",
+        i % 97,
+        i % 13,
+        i % 31
+    )
 }
 
 /// Searches the started daemon answers before its memory is read again.
@@ -51,8 +82,13 @@ const DAEMON_SEARCHES: usize = 200;
 
 /// The synthetic file: UUIDv7 ids in order, ten namespaces, a sentence each, the builtin
 /// embedder's id with pseudo-random unit vectors of its dimension (so the import reuses them,
-/// as it would a real export's).
-fn write_file(path: &Path, n: usize, embedder: &str, dimension: usize) -> Result<(), BenchError> {
+/// as it would a real export's). Returns the lines' ids.
+fn write_file(
+    path: &Path,
+    n: usize,
+    embedder: &str,
+    dimension: usize,
+) -> Result<Vec<MemoryId>, BenchError> {
     let random = RandomEmbedder::new(dimension);
     let mut out = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(path)?);
     let now = Utc::now();
@@ -65,16 +101,14 @@ fn write_file(path: &Path, n: usize, embedder: &str, dimension: usize) -> Result
     };
     serde_json::to_writer(&mut out, &header)?;
     out.write_all(b"\n")?;
+    let mut ids = Vec::with_capacity(n);
     for i in 0..n {
-        let content = format!(
-            "memory {i}: the user in project {} asked about report {} and sensor {}",
-            i % 97,
-            i % 13,
-            i % 31
-        );
+        let content = content(i);
+        let id = uuid::Uuid::now_v7();
+        ids.push(id);
         let line = MemoryLine {
-            id: uuid::Uuid::now_v7(),
-            namespace: format!("bench/{}", i % 10),
+            id,
+            namespace: format!("bench/{}", i % NAMESPACES),
             memory_type: MemoryType::Episodic,
             content: content.clone(),
             importance: 0.5,
@@ -100,15 +134,74 @@ fn write_file(path: &Path, n: usize, embedder: &str, dimension: usize) -> Result
         out.write_all(b"\n")?;
     }
     out.flush()?;
-    Ok(())
+    Ok(ids)
 }
 
-/// Run `exe args` to completion: its wall time and peak RSS in MiB.
+/// Recall@10 of the index in `index_dir` (see `TransferBenchReport::recall_at_10`). The file's
+/// vectors are regenerated from its texts in one pass, each scored against its namespace's
+/// queries, so no second copy of them is held.
+async fn recall_at_10(
+    index_dir: &Path,
+    ids: &[MemoryId],
+    dimension: usize,
+) -> Result<f64, BenchError> {
+    let random = RandomEmbedder::new(dimension);
+    let queries: Vec<Vec<f32>> = (0..RECALL_QUERIES)
+        .map(|q| random.vector(&format!("recall query {q}")))
+        .collect();
+    // Per query, its 10 best (similarity, line) so far.
+    let mut best: Vec<Vec<(f32, usize)>> = vec![Vec::with_capacity(11); RECALL_QUERIES];
+    for (i, _) in ids.iter().enumerate() {
+        let vector = random.vector(&content(i));
+        for q in (i % NAMESPACES..RECALL_QUERIES).step_by(NAMESPACES) {
+            let top = &mut best[q];
+            let score = crate::embed::cosine(&queries[q], &vector);
+            if top.len() < 10 || score > top[top.len() - 1].0 {
+                let at = top.partition_point(|(s, _)| *s >= score);
+                top.insert(at, (score, i));
+                top.truncate(10);
+            }
+        }
+    }
+    let index = EdgeIndex::open(index_dir, dimension, HnswParams::default()).await?;
+    let (mut found, mut wanted) = (0, 0);
+    for (q, vector) in queries.into_iter().enumerate() {
+        let hits = index
+            .search(IndexQuery {
+                vector,
+                namespaces: vec![format!("bench/{}", q % NAMESPACES)],
+                memory_types: vec![],
+                statuses: vec![Status::Active],
+                occurred_from: None,
+                occurred_to: None,
+                limit: 10,
+            })
+            .await?;
+        wanted += best[q].len();
+        found += best[q]
+            .iter()
+            .filter(|(_, i)| hits.iter().any(|h| h.id == ids[*i]))
+            .count();
+    }
+    Ok(found as f64 / wanted.max(1) as f64)
+}
+
+/// A child run to completion: its wall time and peak memory (MiB).
+struct Timed {
+    seconds: f64,
+    /// VmHWM: private memory and mapped file pages at their highest.
+    peak_rss_mb: f64,
+    /// RssAnon at its highest (polled every 20 ms).
+    peak_anon_mb: f64,
+}
+
+/// Run `exe args` to completion (in `cgroup`, when given).
 async fn timed(
     exe: &Path,
     args: &[&str],
     envs: &[(&str, String)],
-) -> Result<(f64, f64), BenchError> {
+    cgroup: Option<&MemoryCgroup>,
+) -> Result<Timed, BenchError> {
     // Its messages to a file (a pipe nobody reads while it runs could fill and stall it).
     let log = tempfile::NamedTempFile::new()?;
     let started = Instant::now();
@@ -119,10 +212,17 @@ async fn timed(
         .stderr(log.reopen()?)
         .kill_on_drop(true)
         .spawn()?;
-    let pid = child.id().ok_or("the child has no pid")?.to_string();
-    let mut peak: f64 = 0.0;
+    let pid = child.id().ok_or("the child has no pid")?;
+    if let Some(cgroup) = cgroup {
+        // Before it has read the file or opened the store: a few MB at most are outside.
+        cgroup.add(pid)?;
+    }
+    let pid = pid.to_string();
+    let (mut peak_rss_mb, mut peak_anon_mb) = (0.0_f64, 0.0_f64);
     let status = loop {
-        peak = peak.max(rss_mb_of(&pid).1);
+        let [hwm, anon] = status_mb(&pid, ["VmHWM:", "RssAnon:"]);
+        peak_rss_mb = peak_rss_mb.max(hwm);
+        peak_anon_mb = peak_anon_mb.max(anon);
         if let Some(status) = child.try_wait()? {
             break status;
         }
@@ -133,21 +233,28 @@ async fn timed(
         let err = std::fs::read_to_string(log.path()).unwrap_or_default();
         return Err(format!("hindsight {} failed ({status}): {err}", args[0]).into());
     }
-    Ok((seconds, peak))
+    Ok(Timed {
+        seconds,
+        peak_rss_mb,
+        peak_anon_mb,
+    })
 }
 
 pub async fn transfer_bench(
     exe: &Path,
     n: usize,
     backend: &BenchBackend,
+    memory_limit_mb: Option<u64>,
     progress: Tick<'_>,
 ) -> Result<TransferBenchReport, BenchError> {
+    // Made first: a machine where it cannot be is told before the file is written.
+    let cgroup = memory_limit_mb.map(MemoryCgroup::create).transpose()?;
     let dir = tempfile::tempdir()?;
     let builtin = BuiltinEmbedder::new();
     let (embedder, dimension) = (builtin.id().to_owned(), builtin.dimension());
     let file = dir.path().join("bench.jsonl");
     progress("writing the file", 0, Some(n as u64));
-    write_file(&file, n, &embedder, dimension)?;
+    let ids = write_file(&file, n, &embedder, dimension)?;
     let data = dir.path().join("data");
     let scratch = match backend {
         BenchBackend::Sqlite => None,
@@ -169,14 +276,20 @@ pub async fn transfer_bench(
     }
     let result = async {
         progress("importing", 0, Some(n as u64));
-        let (import_seconds, import_peak) =
-            timed(exe, &["import", &file.display().to_string()], &envs).await?;
+        let import = timed(
+            exe,
+            &["import", &file.display().to_string()],
+            &envs,
+            cgroup.as_ref(),
+        )
+        .await?;
         progress("exporting", 0, Some(n as u64));
         let out = dir.path().join("out.jsonl");
-        let (export_seconds, export_peak) = timed(
+        let export = timed(
             exe,
             &["export", "--with-vectors", "-o", &out.display().to_string()],
             &envs,
+            None,
         )
         .await?;
         let backup_seconds = match backend {
@@ -184,9 +297,9 @@ pub async fn transfer_bench(
                 progress("backing up", 0, None);
                 let target = dir.path().join("backup");
                 Some(
-                    timed(exe, &["backup", &target.display().to_string()], &envs)
+                    timed(exe, &["backup", &target.display().to_string()], &envs, None)
                         .await?
-                        .0,
+                        .seconds,
                 )
             }
             BenchBackend::Postgres { .. } => None,
@@ -196,7 +309,9 @@ pub async fn transfer_bench(
         let served = serve_searches(&daemon, n, &token, progress).await;
         let ready_seconds = daemon.ready_seconds;
         daemon.stop().await;
-        let (idle, search_p50_ms, after_searches) = served?;
+        let served = served?;
+        progress("recall against brute force", 0, None);
+        let recall = recall_at_10(&data.join("index"), &ids, dimension).await?;
         Ok::<_, BenchError>(TransferBenchReport {
             bench: "import",
             backend: backend.name(),
@@ -204,18 +319,24 @@ pub async fn transfer_bench(
             embedder: embedder.clone(),
             dimension,
             file_mb: std::fs::metadata(&file)?.len() as f64 / (1024.0 * 1024.0),
-            import_seconds,
-            imported_per_second: n as f64 / import_seconds,
-            import_peak_rss_mb: import_peak,
-            export_seconds,
-            exported_per_second: n as f64 / export_seconds,
-            export_peak_rss_mb: export_peak,
+            import_seconds: import.seconds,
+            imported_per_second: n as f64 / import.seconds,
+            import_peak_rss_mb: import.peak_rss_mb,
+            import_peak_anon_mb: import.peak_anon_mb,
+            import_memory_limit_mb: memory_limit_mb,
+            import_cgroup_peak_mb: cgroup.as_ref().and_then(MemoryCgroup::peak_mb),
+            export_seconds: export.seconds,
+            exported_per_second: n as f64 / export.seconds,
+            export_peak_rss_mb: export.peak_rss_mb,
             backup_seconds,
             daemon_ready_seconds: ready_seconds,
-            daemon_idle: idle,
+            daemon_idle: served.idle,
             daemon_searches: DAEMON_SEARCHES,
-            daemon_search_p50_ms: search_p50_ms,
-            daemon_idle_after_searches: after_searches,
+            daemon_search_p50_ms: served.p50_ms,
+            daemon_search_p99_ms: served.p99_ms,
+            daemon_idle_after_searches: served.after_searches,
+            recall_at_10: recall,
+            recall_queries: RECALL_QUERIES,
         })
     }
     .await;
@@ -225,14 +346,22 @@ pub async fn transfer_bench(
     result
 }
 
-/// The started daemon idle (after a settling pause), the median of `DAEMON_SEARCHES` searches
-/// over HTTP, and idle again after them.
+/// What `serve_searches` read off the daemon.
+struct Served {
+    idle: Rss,
+    p50_ms: f64,
+    p99_ms: f64,
+    after_searches: Rss,
+}
+
+/// The started daemon idle (after a settling pause), the latencies of `DAEMON_SEARCHES`
+/// searches over HTTP, and idle again after them.
 async fn serve_searches(
     daemon: &Daemon,
     n: usize,
     token: &str,
     progress: Tick<'_>,
-) -> Result<(Rss, f64, Rss), BenchError> {
+) -> Result<Served, BenchError> {
     let http = reqwest::Client::new();
     // A daemon starting on a store it has not served catches up on missed job ticks (distill
     // over the new episodes: seconds, and its working set); idle is after them.
@@ -265,7 +394,7 @@ async fn serve_searches(
         let i = (q * 7_919) % n.max(1);
         let body = json!({
             "query": format!("project {} report {} sensor {}", i % 97, i % 13, i % 31),
-            "namespace": format!("bench/{}", i % 10),
+            "namespace": format!("bench/{}", i % NAMESPACES),
             "top_k": 10,
         });
         let started = Instant::now();
@@ -290,5 +419,10 @@ async fn serve_searches(
     }
     latencies.sort_by(f64::total_cmp);
     tokio::time::sleep(Duration::from_secs(2)).await;
-    Ok((idle, percentile(&latencies, 50.0), daemon.rss()))
+    Ok(Served {
+        idle,
+        p50_ms: percentile(&latencies, 50.0),
+        p99_ms: percentile(&latencies, 99.0),
+        after_searches: daemon.rss(),
+    })
 }

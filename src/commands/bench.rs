@@ -75,7 +75,8 @@ pub enum BenchCommand {
     },
     /// Export, import and backup at scale: N synthetic memories with vectors written as an
     /// export file, then this binary's `import`, `export` and (SQLite) `backup` on it, each
-    /// timed with its peak RSS. Prints one JSON line per size and backend.
+    /// timed with its peak RSS; a daemon on the data (its memory, search latency); the
+    /// index's recall@10 against brute force. Prints one JSON line per size and backend.
     Import {
         #[arg(long, value_delimiter = ',', default_value = "100000")]
         n: Vec<usize>,
@@ -83,6 +84,11 @@ pub enum BenchCommand {
         backend: Vec<String>,
         #[arg(long, default_value = "postgres://postgres@127.0.0.1:5432")]
         postgres_server: String,
+        /// Run the import in a memory cgroup of this many MiB (private memory and page cache
+        /// together, as a container's limit counts them; needs root and a cgroup memory
+        /// controller).
+        #[arg(long)]
+        memory_limit_mb: Option<u64>,
     },
     /// What the operator console costs: a daemon (this binary) loaded with N memories from
     /// LoCoMo's turns and pending candidates; its RSS idle and after every console page was
@@ -141,6 +147,7 @@ pub async fn run(settings: Settings, command: BenchCommand) -> anyhow::Result<()
             n,
             backend,
             postgres_server,
+            memory_limit_mb,
         } => {
             let exe = std::env::current_exe()?;
             for size in n {
@@ -149,6 +156,7 @@ pub async fn run(settings: Settings, command: BenchCommand) -> anyhow::Result<()
                         &exe,
                         size,
                         backend,
+                        memory_limit_mb,
                         &|phase, done, total| reporter.tick(phase, done, total),
                     )
                     .await

@@ -43,6 +43,11 @@ const OPTIMIZE_EVERY: usize = 1_000;
 /// The float vectors in a memory map rather than on the heap: only the rescored candidates'
 /// pages are read, and the kernel may drop them.
 const VECTORS_ON_DISK: bool = true;
+/// The int8 copies in a memory map too, not on the heap: idle, a daemon holds none of them
+/// (at 100k × 512-d they were 49 MB of its 114 MB of heap, and they grow with the data: 490 MB
+/// at 1M); searched, the graph walk's pages come in and the kernel may drop them again.
+/// Applies to indexes created from here on (an existing one keeps its stored config).
+const QUANTIZED_IN_RAM: bool = false;
 /// Vectors (KiB) an appendable segment holds before it is turned into an HNSW segment: about
 /// 1,300 points at 384 dimensions. Qdrant's default (10 MB) leaves ~7k points to brute force,
 /// which dominated write (dedup) and search latency in `hindsight bench search`.
@@ -57,8 +62,9 @@ const LEXICAL: &str = "lexical";
 /// older hindsight, or a dir without the file) is dropped at start and rebuilt from the store.
 const LAYOUT_FILE: &str = "hindsight-layout";
 /// 3: the time payload is `occurred_at` (event time), no longer `created_at`. 4: the `lexical`
-/// sparse vector. 5: int8-quantized vectors beside the float ones.
-const LAYOUT_VERSION: &str = "5";
+/// sparse vector. 5: int8-quantized vectors beside the float ones. 6: per-scope HNSW links
+/// (`keyword`), without which filtered recall collapsed at scale.
+const LAYOUT_VERSION: &str = "6";
 
 /// The `scope` payload value: namespace, memory type and status in one keyword (namespaces
 /// cannot contain a space, so it is unambiguous). Every filter hindsight needs is then one
@@ -121,8 +127,8 @@ fn key(name: &str) -> JsonPath {
 }
 
 fn config(dimension: usize, params: HnswParams) -> EdgeConfig {
-    // int8 copies of the vectors (quantile 0.99), kept in RAM, score the HNSW build and the
-    // graph walk; the float vectors, memory-mapped, rescore the final candidates. Measured at
+    // int8 copies of the vectors (quantile 0.99) score the HNSW build and the graph walk; the
+    // float vectors rescore the final candidates; both memory-mapped (`QUANTIZED_IN_RAM`). Measured at
     // 100k × 512-d (`bench search`, 2 cores), before → int8 alone → int8 and memory-mapped:
     // writes 281 → 432 → 421/s, search p50 5.8 → 4.5 → 3.7 ms, p99 8.8 → 7.6 → 6.3 ms,
     // recall@10 0.226 → 0.240 → 0.260, RSS after load 539 → 666 → 410 MB; a bulk import's
@@ -130,7 +136,7 @@ fn config(dimension: usize, params: HnswParams) -> EdgeConfig {
     let quantized = QuantizationConfig::from(ScalarQuantizationConfig {
         r#type: ScalarType::Int8,
         quantile: Some(0.99),
-        always_ram: Some(true),
+        always_ram: Some(QUANTIZED_IN_RAM),
     });
     EdgeConfig::builder()
         .vector(
@@ -197,13 +203,16 @@ fn stored_dimension(config: &EdgeConfig) -> Option<usize> {
     config.vectors.get("").map(|v| v.size)
 }
 
-/// A plain keyword index, without the extra per-value HNSW links the engine can build: marked as
-/// a tenant key (`is_tenant`) `scope` got those links, and at 100k points they slowed search
-/// (p50 3.3 → 4.9 ms) while leaving write throughput where it was (490 vs 511 writes/s).
+/// A keyword index with the engine's extra per-value HNSW links (`enable_hnsw`): every search
+/// is filtered by scope, and a scope holding a tenth of the points left the plain graph walk
+/// stranded among points the filter drops. `bench import` (pseudo-random 512-d vectors, ten
+/// namespaces): recall@10 at 100k 0.08 → 0.67, at 1M 0.008 without them; import 64 → 78 s
+/// (the links are built with the graph); HTTP search p50 7.8 → 5.5 ms. (An earlier measure
+/// without recall, with `is_tenant` too, had seen p50 3.3 → 4.9 ms and chose without.)
 fn keyword() -> PayloadFieldSchema {
     PayloadFieldSchema::FieldParams(PayloadSchemaParams::Keyword(KeywordIndexParams {
         is_tenant: Some(false),
-        enable_hnsw: Some(false),
+        enable_hnsw: Some(true),
         ..Default::default()
     }))
 }

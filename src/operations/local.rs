@@ -88,6 +88,11 @@ impl LocalOperations {
             .await
     }
 
+    /// The service if it is assembled already (a daemon's), without assembling it.
+    pub(super) fn assembled(&self) -> Option<&Arc<MemoryService>> {
+        self.service.get()
+    }
+
     pub async fn runner(&self) -> Result<&Arc<Runner>, OperationError> {
         self.runner
             .get_or_try_init(|| async {

@@ -3,7 +3,7 @@
 //! store under a new signature). An import batch is checked whole — every line through the
 //! domain types, then against what the store holds — and written only when no line failed.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use chrono::Utc;
 use serde_json::Value;
@@ -59,8 +59,9 @@ impl LocalOperations {
             .iter()
             .filter_map(|r| r.archived_at.map(|at| (r.memory.id, at)))
             .collect();
-        let service = self.service().await?;
-        let metrics = Some(service.metrics().as_ref());
+        // A daemon's metrics count tampered rows; a one-shot export assembles no service for
+        // them (which would open the index: ~1 GB at 1M rows).
+        let metrics = self.assembled().map(|s| s.metrics().as_ref());
         let store: &dyn crate::store::IntegrityStore = self.db().as_ref();
         let good = crate::service::integrity::checked(
             store,
@@ -86,19 +87,20 @@ impl LocalOperations {
     }
 
     /// Whose vectors the rows hold: the data set's embedder (the one its rows were embedded
-    /// with, which a reindex changes), and its dimension.
+    /// with, which a reindex changes), and its dimension. Read from the store when it says
+    /// (the id ends in the dimension); only a store that never recorded one needs the
+    /// configured embedder, and so the service.
     async fn export_header(&self, with_vectors: bool) -> Result<Header, OperationError> {
-        let service = self.service().await?;
-        let configured = service.embedder();
-        let embedder = self
-            .db()
-            .meta_get(EMBEDDER_META_KEY)
-            .await?
-            .unwrap_or_else(|| configured.id().to_owned());
-        let dimension = if embedder == configured.id() {
-            configured.dimension()
-        } else {
-            dimension_of(&embedder).unwrap_or(0)
+        let recorded = self.db().meta_get(EMBEDDER_META_KEY).await?;
+        let (embedder, dimension) = match recorded.as_deref().and_then(dimension_of) {
+            Some(dimension) => (recorded.unwrap_or_default(), dimension),
+            None => {
+                let configured = self.service().await?.embedder();
+                match recorded {
+                    Some(id) if id != configured.id() => (id, 0),
+                    _ => (configured.id().to_owned(), configured.dimension()),
+                }
+            }
         };
         Ok(Header {
             hindsight_export: FORMAT_VERSION,
@@ -130,12 +132,16 @@ impl LocalOperations {
         }
         match batch.mode {
             ImportMode::Preserve => {
-                let report = self
+                let (report, added) = self
                     .preserve(rows, &batch.header, batch.dry_run, report)
                     .await?;
-                if !batch.dry_run && !batch.defer_index {
-                    // This batch's rows and those of every deferred batch before it.
-                    self.service().await?.index_pending_rows().await?;
+                if !batch.dry_run {
+                    let service = self.service().await?;
+                    service.feed_index(added).await;
+                    if !batch.defer_index {
+                        // This batch's rows and those of every deferred batch before it.
+                        service.finish_bulk_load().await?;
+                    }
                 }
                 Ok(report)
             }
@@ -145,14 +151,15 @@ impl LocalOperations {
 
     /// Rows exactly as given. A line whose id is here already is left alone if it says the
     /// same, and an error if its content differs; so is an active fact whose key another
-    /// active row holds here. Any error: nothing written.
+    /// active row holds here. Any error: nothing written. Also returns the rows added to the
+    /// hot table (pending for the index).
     async fn preserve(
         &self,
         rows: Vec<(u64, ImportRow)>,
         header: &Header,
         dry_run: bool,
         mut report: ImportReport,
-    ) -> Result<ImportReport, OperationError> {
+    ) -> Result<(ImportReport, Vec<Memory>), OperationError> {
         let ids: Vec<MemoryId> = rows.iter().map(|(_, r)| r.memory.id).collect();
         let held: HashMap<MemoryId, Memory> = self
             .db()
@@ -220,7 +227,7 @@ impl LocalOperations {
             if report.errors.is_empty() {
                 report.added = fresh.len() as u64;
             }
-            return Ok(report);
+            return Ok((report, Vec::new()));
         }
         report.embedded = self.embed_missing(&mut fresh, header).await?;
         let rows: Vec<StoredRow> = fresh
@@ -230,10 +237,15 @@ impl LocalOperations {
                 archived_at: r.archived_at,
             })
             .collect();
-        let added = self.db().import_rows(&rows).await?;
+        let added: HashSet<MemoryId> = self.db().import_rows(&rows).await?.into_iter().collect();
         report.added = added.len() as u64;
         report.unchanged += (rows.len() - added.len()) as u64;
-        Ok(report)
+        let hot = rows
+            .into_iter()
+            .filter(|r| r.archived_at.is_none() && added.contains(&r.memory.id))
+            .map(|r| r.memory)
+            .collect();
+        Ok((report, hot))
     }
 
     /// Vectors for the rows that carry none, or carry another embedder's: computed here in

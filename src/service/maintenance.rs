@@ -1,6 +1,8 @@
 //! Keeping the derived index in step with the store: pending-row repair, full rebuild from stored
 //! vectors, and re-embedding everything with a new embedder (`hindsight reindex`).
 
+use std::sync::Arc;
+
 use chrono::{DateTime, Utc};
 
 use super::{MemoryService, ServiceError, index_point};
@@ -14,6 +16,9 @@ pub const EMBEDDER_META_KEY: &str = "embedder_id";
 pub const EMBEDDER_NOTE_META_KEY: &str = "embedder_note";
 
 const BATCH: i64 = 500;
+/// A bulk load's feed confirms its rows (one flush, one store update) every this many: the
+/// pending-row repair's 500 cost a flush of the engine's files each.
+const BULK_FLUSH_EVERY: usize = 20_000;
 
 /// Progress callback payload for long rebuilds.
 #[derive(Debug, Clone, Copy)]
@@ -160,10 +165,63 @@ impl MemoryService {
         Ok(repaired)
     }
 
+    /// A bulk load's rows, just committed (pending), applied to the index in the background
+    /// while the load writes its next batch: the store's writes and the index's take a core
+    /// each. One batch at a time: this waits for the previous one first, so a load holds at
+    /// most two batches. Every `BULK_FLUSH_EVERY` rows a flush confirms them. A failure is
+    /// logged, not returned: the rows stay pending, and `finish_bulk_load` (or the next start's
+    /// repair) takes them in.
+    pub(crate) async fn feed_index(self: &Arc<Self>, rows: Vec<Memory>) {
+        let mut feed = self.bulk_feed.lock().await;
+        if let Some(previous) = feed.take() {
+            let _ = previous.await;
+        }
+        let service = self.clone();
+        *feed = Some(tokio::spawn(async move {
+            let fed = async {
+                service.try_sync_index(&rows, true).await?;
+                if service.unflushed_rows() >= BULK_FLUSH_EVERY {
+                    service.flush().await?;
+                }
+                Ok::<_, ServiceError>(())
+            };
+            if let Err(e) = fed.await {
+                tracing::warn!(error = %e, rows = rows.len(), "bulk index feed failed; rows stay pending");
+            }
+        }));
+    }
+
+    /// The end of a bulk load: its last feed done and confirmed, every row still pending (a
+    /// failed feed, an earlier load stopped half-way) taken in, the index optimised once.
+    pub(crate) async fn finish_bulk_load(&self) -> Result<usize, ServiceError> {
+        if let Some(previous) = self.bulk_feed.lock().await.take() {
+            let _ = previous.await;
+        }
+        self.flush().await?;
+        let done = self.apply_pending_rows().await?;
+        self.index.optimize().await?;
+        Ok(done)
+    }
+
+    fn unflushed_rows(&self) -> usize {
+        self.unflushed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .len()
+    }
+
     /// Put every row marked pending into the index (or take it out), batch by batch, and
-    /// optimise the index once at the end: the end of a crash's repair, and of an import, whose
-    /// rows arrive pending.
+    /// optimise the index once at the end: the end of a crash's repair.
     pub async fn index_pending_rows(&self) -> Result<usize, ServiceError> {
+        let done = self.apply_pending_rows().await?;
+        if done > 0 {
+            self.index.optimize().await?;
+        }
+        Ok(done)
+    }
+
+    /// Every row marked pending applied to the index, batch by batch, without optimising.
+    async fn apply_pending_rows(&self) -> Result<usize, ServiceError> {
         let mut done = 0;
         loop {
             let pending = self.store.index_pending(BATCH).await?;
@@ -177,9 +235,6 @@ impl MemoryService {
             if (n as i64) < BATCH {
                 break;
             }
-        }
-        if done > 0 {
-            self.index.optimize().await?;
         }
         Ok(done)
     }

@@ -137,6 +137,9 @@ pub struct MemoryService {
     /// Hard-forgotten ids deleted from the index but not yet flushed (their tombstones still
     /// `index_delete_pending`).
     unflushed_deletes: std::sync::Mutex<Vec<MemoryId>>,
+    /// A bulk load's last batch of rows being applied to the index in the background
+    /// (`feed_index`), while the load writes its next batch to the store.
+    bulk_feed: tokio::sync::Mutex<Option<tokio::task::JoinHandle<()>>>,
     /// Search hits not yet written to access_count / last_accessed_at: a write per search
     /// tripled search p99, so accesses are batched and written by `flush`.
     accesses: std::sync::Mutex<std::collections::HashMap<MemoryId, (i64, DateTime<Utc>)>>,
@@ -185,6 +188,7 @@ impl MemoryService {
             mismatch,
             unflushed: std::sync::Mutex::new(Vec::new()),
             unflushed_deletes: std::sync::Mutex::new(Vec::new()),
+            bulk_feed: tokio::sync::Mutex::new(None),
             accesses: std::sync::Mutex::new(std::collections::HashMap::new()),
             held: std::sync::Mutex::new(Vec::new()),
             metrics: Arc::new(Metrics::new()),
