@@ -46,7 +46,6 @@ const VECTORS_ON_DISK: bool = true;
 /// The int8 copies in a memory map too, not on the heap: idle, a daemon holds none of them
 /// (at 100k × 512-d they were 49 MB of its 114 MB of heap, and they grow with the data: 490 MB
 /// at 1M); searched, the graph walk's pages come in and the kernel may drop them again.
-/// Applies to indexes created from here on (an existing one keeps its stored config).
 const QUANTIZED_IN_RAM: bool = false;
 /// Vectors (KiB) an appendable segment holds before it is turned into an HNSW segment: about
 /// 1,300 points at 384 dimensions. Qdrant's default (10 MB) leaves ~7k points to brute force,
