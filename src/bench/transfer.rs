@@ -150,7 +150,7 @@ async fn recall_at_10(
         .map(|q| random.vector(&format!("recall query {q}")))
         .collect();
     // Per query, its 10 best (similarity, line) so far.
-    let mut best: Vec<Vec<(f32, usize)>> = vec![Vec::with_capacity(11); RECALL_QUERIES];
+    let mut best: Vec<Vec<(f32, usize)>> = vec![Vec::new(); RECALL_QUERIES];
     for (i, _) in ids.iter().enumerate() {
         let vector = random.vector(&content(i));
         for q in (i % NAMESPACES..RECALL_QUERIES).step_by(NAMESPACES) {
