@@ -202,8 +202,6 @@ async fn index_recall_at_10(
     namespaces: &[&str],
     n: usize,
 ) -> Result<f64, BenchError> {
-    use crate::domain::Status;
-    use crate::index::{IndexQuery, VectorIndex};
     if ids.len() != n {
         return Err("recall needs every write stored (a near-duplicate was merged)".into());
     }
@@ -221,24 +219,43 @@ async fn index_recall_at_10(
             .collect();
         exact.sort_by(|a, b| b.0.total_cmp(&a.0));
         exact.truncate(10);
-        let hits = index
-            .search(IndexQuery {
-                vector: query,
-                namespaces: vec![namespaces[namespace].to_owned()],
-                memory_types: vec![],
-                statuses: vec![Status::Active],
-                occurred_from: None,
-                occurred_to: None,
-                limit: 10,
-            })
-            .await?;
         wanted += exact.len();
-        found += exact
-            .iter()
-            .filter(|(_, id)| hits.iter().any(|h| h.id == *id))
-            .count();
+        found += found_in_top_10(
+            index,
+            query,
+            namespaces[namespace],
+            exact.iter().map(|(_, id)| *id),
+        )
+        .await?;
     }
     Ok(found as f64 / wanted.max(1) as f64)
+}
+
+/// How many of `exact` (a query's true nearest neighbours) the index's 10 nearest to `vector`
+/// hold, among the active points of `namespace` (any type): recall's numerator.
+pub(crate) async fn found_in_top_10(
+    index: &EdgeIndex,
+    vector: Vec<f32>,
+    namespace: &str,
+    exact: impl IntoIterator<Item = crate::domain::MemoryId>,
+) -> Result<usize, BenchError> {
+    use crate::domain::Status;
+    use crate::index::{IndexQuery, VectorIndex};
+    let hits = index
+        .search(IndexQuery {
+            vector,
+            namespaces: vec![namespace.to_owned()],
+            memory_types: vec![],
+            statuses: vec![Status::Active],
+            occurred_from: None,
+            occurred_to: None,
+            limit: 10,
+        })
+        .await?;
+    Ok(exact
+        .into_iter()
+        .filter(|id| hits.iter().any(|h| h.id == *id))
+        .count())
 }
 
 /// The `p`th percentile (0–100) of `sorted`, nearest rank; 0 when empty.

@@ -16,11 +16,12 @@ use serde_json::json;
 use super::cgroup::MemoryCgroup;
 use super::daemon::{Daemon, Rss};
 use super::{
-    BenchBackend, BenchError, RandomEmbedder, ScratchDatabase, Tick, percentile, status_mb,
+    BenchBackend, BenchError, RandomEmbedder, ScratchDatabase, Tick, found_in_top_10, percentile,
+    status_mb,
 };
 use crate::domain::{MemoryId, MemoryType, Status};
 use crate::embed::{BuiltinEmbedder, Embedder};
-use crate::index::{EdgeIndex, HnswParams, IndexQuery, VectorIndex};
+use crate::index::{EdgeIndex, HnswParams};
 use crate::transfer::{FORMAT_VERSION, Header, MemoryLine};
 
 #[derive(Debug, Clone, Serialize)]
@@ -166,22 +167,14 @@ async fn recall_at_10(
     let index = EdgeIndex::open(index_dir, dimension, HnswParams::default()).await?;
     let (mut found, mut wanted) = (0, 0);
     for (q, vector) in queries.into_iter().enumerate() {
-        let hits = index
-            .search(IndexQuery {
-                vector,
-                namespaces: vec![format!("bench/{}", q % NAMESPACES)],
-                memory_types: vec![],
-                statuses: vec![Status::Active],
-                occurred_from: None,
-                occurred_to: None,
-                limit: 10,
-            })
-            .await?;
         wanted += best[q].len();
-        found += best[q]
-            .iter()
-            .filter(|(_, i)| hits.iter().any(|h| h.id == ids[*i]))
-            .count();
+        found += found_in_top_10(
+            &index,
+            vector,
+            &format!("bench/{}", q % NAMESPACES),
+            best[q].iter().map(|(_, i)| ids[*i]),
+        )
+        .await?;
     }
     Ok(found as f64 / wanted.max(1) as f64)
 }
