@@ -7,19 +7,6 @@ mod common;
 
 use serde_json::Value;
 
-fn locomo() -> String {
-    let locomo = std::env::var("HINDSIGHT_TEST_LOCOMO").unwrap_or_else(|_| {
-        format!(
-            "{}/../shared/data/locomo/locomo-dev.json",
-            env!("CARGO_MANIFEST_DIR")
-        )
-    });
-    assert!(
-        std::path::Path::new(&locomo).exists(),
-        "this test reads LoCoMo at {locomo} (set HINDSIGHT_TEST_LOCOMO to another copy)"
-    );
-    locomo
-}
 
 /// `bench embed` with the local model: 20-word queries cut from the turns, and bulk.
 #[test]
@@ -39,7 +26,7 @@ fn bench_embed_times_queries_and_bulk_with_the_local_model() {
             "bench",
             "embed",
             "--locomo",
-            &locomo(),
+            &common::locomo(),
             "--queries",
             "20",
             "--words",
@@ -73,7 +60,7 @@ fn bench_embed_times_queries_and_bulk_with_the_local_model() {
 
 #[test]
 fn eval_retrieval_reports_each_arm_on_a_locomo_slice() {
-    let locomo = locomo();
+    let locomo = common::locomo();
     let data = tempfile::tempdir().unwrap();
     let (ok, stdout, stderr) = common::cli_with(
         data.path(),

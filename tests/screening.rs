@@ -11,19 +11,6 @@ use hindsight::screening::Screen;
 use hindsight::service::{SearchRequest, WriteRequest, WriteStatus};
 use serde_json::json;
 
-fn locomo() -> String {
-    let locomo = std::env::var("HINDSIGHT_TEST_LOCOMO").unwrap_or_else(|_| {
-        format!(
-            "{}/../shared/data/locomo/locomo-dev.json",
-            env!("CARGO_MANIFEST_DIR")
-        )
-    });
-    assert!(
-        Path::new(&locomo).exists(),
-        "this test reads LoCoMo at {locomo} (set HINDSIGHT_TEST_LOCOMO to another copy)"
-    );
-    locomo
-}
 
 #[test]
 fn the_poisoned_corpus_is_caught_and_benign_chat_is_not_flagged() {
@@ -46,7 +33,7 @@ fn the_poisoned_corpus_is_caught_and_benign_chat_is_not_flagged() {
             "several styles of {family}"
         );
     }
-    let benign = locomo_turns(Path::new(&locomo())).unwrap();
+    let benign = locomo_turns(Path::new(&common::locomo())).unwrap();
     assert_eq!(benign.len(), 2_760, "LoCoMo's dev turns");
     let report = evaluate(&Screen::builtin(), &corpus, &benign);
     assert!(

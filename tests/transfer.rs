@@ -937,6 +937,8 @@ fn bench_import_reports_rates_memory_latency_and_recall() {
         (report["n"].as_u64(), report["backend"].as_str()),
         (Some(2000), Some("sqlite"))
     );
+    assert_eq!(report["corpus"], "fixed", "{report}");
+    assert!(report["daemon_evidence_hit_at_10"].is_null(), "{report}");
     let number = |field: &str| {
         report[field]
             .as_f64()
@@ -955,6 +957,11 @@ fn bench_import_reports_rates_memory_latency_and_recall() {
     // 200 points a namespace: a filtered search that small is near exact.
     assert!(number("recall_at_10") >= 0.9, "{report}");
     assert_eq!(report["recall_queries"], 50, "{report}");
+    let by_ef = report["recall_at_10_by_hnsw_ef"].as_array().unwrap();
+    let efs: Vec<u64> = by_ef.iter().map(|r| r["hnsw_ef"].as_u64().unwrap()).collect();
+    assert_eq!(efs, [64, 128, 256, 512], "{report}");
+    let at_128 = by_ef.iter().find(|r| r["hnsw_ef"] == 128).unwrap();
+    assert_eq!(at_128["recall_at_10"], report["recall_at_10"], "{report}");
     assert!(report["import_memory_limit_mb"].is_null(), "{report}");
 
     let (ok, out, err) = bench(&["--memory-limit-mb", "300"]);
@@ -968,6 +975,51 @@ fn bench_import_reports_rates_memory_latency_and_recall() {
     assert_eq!(limited["import_memory_limit_mb"], 300, "{limited}");
     let peak = limited["import_cgroup_peak_mb"].as_f64().unwrap();
     assert!(0.0 < peak && peak <= 300.0, "{limited}");
+}
+
+/// `bench import --locomo`: real text (LoCoMo's turns, one repetition) with the builtin
+/// embedder's vectors; the daemon asked every question of categories 1–4 in its namespace.
+#[test]
+fn bench_import_on_real_text_reports_evidence_found_and_recall() {
+    let dir = tempfile::tempdir().unwrap();
+    let locomo = common::locomo();
+    let (ok, out, err) = cli(
+        dir.path(),
+        &[],
+        &["bench", "import", "--n", "100", "--locomo", &locomo],
+    );
+    assert!(!ok && err.contains("--n: with --locomo at least"), "{out}{err}");
+
+    let turns: usize = serde_json::from_str::<Value>(&std::fs::read_to_string(&locomo).unwrap())
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            let sessions = c["conversation"].as_object().unwrap();
+            sessions
+                .iter()
+                .filter(|(k, v)| k.starts_with("session_") && v.is_array())
+                .map(|(_, v)| v.as_array().unwrap().len())
+                .sum::<usize>()
+        })
+        .sum();
+    let n = turns.to_string();
+    let (ok, out, err) = cli(
+        dir.path(),
+        &[],
+        &["bench", "import", "--n", &n, "--locomo", &locomo],
+    );
+    assert!(ok, "{out}{err}");
+    let report: Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(report["corpus"], "locomo", "{report}");
+    assert!(report["daemon_searches"].as_u64().unwrap() > 100, "{report}");
+    // The builtin embedder's hybrid search finds an evidence turn for about six questions in
+    // ten on this split; a namespace or evidence mix-up finds none.
+    let hit = report["daemon_evidence_hit_at_10"].as_f64().unwrap();
+    assert!(hit >= 0.4, "{report}");
+    // Namespaces of a few hundred turns: a filtered search that small is near exact.
+    assert!(report["recall_at_10"].as_f64().unwrap() >= 0.9, "{report}");
 }
 
 /// A memory cgroup controller (v1, or v2's at the root) under which this user may make a group.

@@ -150,11 +150,20 @@ fn locomo_turn(
     conversations: &[locomo::Conversation],
     i: usize,
 ) -> (usize, &locomo::Conversation, &locomo::Turn) {
+    let (repetition, c, t) = locomo_turn_at(conversations, i);
+    (repetition, &conversations[c], &conversations[c].turns[t])
+}
+
+/// Where the `i`th of LoCoMo's turns repeated in order falls: (repetition, conversation, turn).
+pub(crate) fn locomo_turn_at(
+    conversations: &[locomo::Conversation],
+    i: usize,
+) -> (usize, usize, usize) {
     let total: usize = conversations.iter().map(|c| c.turns.len()).sum();
     let (repetition, mut offset) = (i / total, i % total);
-    for conversation in conversations {
+    for (c, conversation) in conversations.iter().enumerate() {
         if offset < conversation.turns.len() {
-            return (repetition, conversation, &conversation.turns[offset]);
+            return (repetition, c, offset);
         }
         offset -= conversation.turns.len();
     }

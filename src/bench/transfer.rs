@@ -1,23 +1,26 @@
-//! `hindsight bench import`: N synthetic memories with vectors written as an export file, then
-//! this binary's own `import`, `export` and (SQLite) `backup` run on it as child processes,
-//! each timed at the wall clock with its peak RSS (VmHWM, polled). What a user's import costs,
-//! JSON parsing and the file's two reads included. Then a daemon on the imported data (its
-//! memory idle and after searches, their latency), and the index's recall@10 against brute
-//! force.
+//! `hindsight bench import`: N memories with vectors written as an export file (fixed
+//! vectors, or LoCoMo's real text with the builtin embedder's), then this binary's own
+//! `import`, `export` and (SQLite) `backup` run on it as child processes, each timed at the
+//! wall clock with its peak RSS (VmHWM, polled). What a user's import costs, JSON parsing and
+//! the file's two reads included. Then a daemon on the imported data (its memory idle and
+//! after searches, their latency; with real text, how often an evidence turn is in the top
+//! 10), and the index's recall@10 against brute force.
 
+use std::collections::{HashMap, HashSet};
 use std::io::Write;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use chrono::Utc;
+use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::json;
 
 use super::cgroup::MemoryCgroup;
 use super::daemon::{Daemon, Rss};
+use super::locomo::Conversation;
 use super::{
-    BenchBackend, BenchError, RandomEmbedder, ScratchDatabase, Tick, found_in_top_10, percentile,
-    status_mb,
+    BenchBackend, BenchError, RandomEmbedder, ScratchDatabase, Tick, found_in_top_10,
+    locomo_turn_at, percentile, status_mb,
 };
 use crate::domain::{MemoryId, MemoryType, Status};
 use crate::embed::{BuiltinEmbedder, Embedder};
@@ -27,10 +30,15 @@ use crate::transfer::{FORMAT_VERSION, Header, MemoryLine};
 #[derive(Debug, Clone, Serialize)]
 pub struct TransferBenchReport {
     pub bench: &'static str,
+    /// `fixed` (a templated sentence each, pseudo-random vectors, ten namespaces) or `locomo`
+    /// (`ImportCorpus`).
+    pub corpus: &'static str,
     pub backend: &'static str,
     pub n: usize,
     pub embedder: String,
     pub dimension: usize,
+    /// The index's build beam width (`--hnsw-ef-construct`).
+    pub hnsw_ef_construct: usize,
     pub file_mb: f64,
     pub import_seconds: f64,
     pub imported_per_second: f64,
@@ -55,37 +63,203 @@ pub struct TransferBenchReport {
     pub daemon_searches: usize,
     pub daemon_search_p50_ms: f64,
     pub daemon_search_p99_ms: f64,
+    /// LoCoMo only: the share of the searches (its questions of categories 1–4) with an
+    /// evidence turn of their namespace among the daemon's top 10.
+    pub daemon_evidence_hit_at_10: Option<f64>,
     pub daemon_idle_after_searches: Rss,
     /// The imported index's dense search (the daemon stopped, its index opened here) against
     /// brute force over the file's vectors: the share of each query's true 10 nearest (in its
-    /// namespace) found, over `recall_queries` queries.
+    /// namespace; a line tied with the 10th counts as one of them) found, over
+    /// `recall_queries` queries.
     pub recall_at_10: f64,
     pub recall_queries: usize,
+    /// The same at other search beam widths (`hnsw_ef`; the daemon's is 128): what recall
+    /// costs in latency is the daemon's p50/p99 at its own.
+    pub recall_at_10_by_hnsw_ef: Vec<RecallAtEf>,
 }
 
 /// Queries `recall_at_10` asks, spread over the namespaces.
 const RECALL_QUERIES: usize = 50;
-/// The file's namespaces: line `i` is in `bench/{i % NAMESPACES}`.
+/// The fixed corpus's namespaces: line `i` is in `bench/{i % NAMESPACES}`.
 const NAMESPACES: usize = 10;
-
-/// Line `i`'s text.
-fn content(i: usize) -> String {
-    format!(
-        "memory {i}: the user in project {} asked about report {} and sensor {}",
-        i % 97,
-        i % 13,
-        i % 31
-    )
-}
-
-/// Searches the started daemon answers before its memory is read again.
+/// Searches the started daemon answers before its memory is read again (the fixed corpus;
+/// LoCoMo's asks each of its questions once).
 const DAEMON_SEARCHES: usize = 200;
 
-/// The synthetic file: UUIDv7 ids in order, ten namespaces, a sentence each, the builtin
-/// embedder's id with pseudo-random unit vectors of its dimension (so the import reuses them,
-/// as it would a real export's). Returns the lines' ids.
+/// What the bench file's lines say.
+pub enum ImportCorpus {
+    /// A templated sentence each in ten namespaces, with pseudo-random unit vectors: large
+    /// namespaces, HNSW's worst case.
+    Fixed,
+    /// LoCoMo's turns repeated to N, each repetition of a conversation its own namespace
+    /// (`conv-26/r3`: many users' histories on one server), with the builtin embedder's
+    /// vectors (`vectors[c][t]`, the turns' own); its questions of categories 1–4 as queries.
+    Locomo {
+        conversations: Vec<Conversation>,
+        vectors: Vec<Vec<Vec<f32>>>,
+    },
+}
+
+/// One line of the file, as `ImportCorpus::line` makes it.
+struct Line {
+    namespace: String,
+    content: String,
+    occurred_at: Option<DateTime<Utc>>,
+    source: serde_json::Value,
+}
+
+/// A search the daemon is asked: its body's fields, and the evidence (LoCoMo's `dia_id`s) it
+/// should find.
+struct Query {
+    namespace: String,
+    text: String,
+    evidence: Option<HashSet<String>>,
+}
+
+impl ImportCorpus {
+    /// LoCoMo's conversations, their turns embedded once (trimmed, as the write path stores
+    /// them and an export holds them: a few end in a space).
+    pub fn locomo(mut conversations: Vec<Conversation>) -> Self {
+        for turn in conversations.iter_mut().flat_map(|c| c.turns.iter_mut()) {
+            turn.content = turn.content.trim().to_owned();
+        }
+        let builtin = BuiltinEmbedder::new();
+        let vectors = conversations
+            .iter()
+            .map(|c| c.turns.iter().map(|t| builtin.embed_one(&t.content)).collect())
+            .collect();
+        Self::Locomo {
+            conversations,
+            vectors,
+        }
+    }
+
+    fn name(&self) -> &'static str {
+        match self {
+            ImportCorpus::Fixed => "fixed",
+            ImportCorpus::Locomo { .. } => "locomo",
+        }
+    }
+
+    /// LoCoMo's turns, all conversations (0 for the fixed corpus).
+    fn turns(&self) -> usize {
+        match self {
+            ImportCorpus::Fixed => 0,
+            ImportCorpus::Locomo { conversations, .. } => {
+                conversations.iter().map(|c| c.turns.len()).sum()
+            }
+        }
+    }
+
+    fn line(&self, i: usize) -> Line {
+        match self {
+            ImportCorpus::Fixed => Line {
+                namespace: format!("bench/{}", i % NAMESPACES),
+                content: format!(
+                    "memory {i}: the user in project {} asked about report {} and sensor {}",
+                    i % 97,
+                    i % 13,
+                    i % 31
+                ),
+                occurred_at: None,
+                source: json!({"bench": i}),
+            },
+            ImportCorpus::Locomo { conversations, .. } => {
+                let (r, c, t) = locomo_turn_at(conversations, i);
+                let (conversation, turn) = (&conversations[c], &conversations[c].turns[t]);
+                Line {
+                    namespace: format!("{}/r{r}", conversation.namespace),
+                    content: turn.content.clone(),
+                    occurred_at: Some(turn.at),
+                    source: json!({"locomo": turn.dia_id}),
+                }
+            }
+        }
+    }
+
+    /// Line `i`'s vector.
+    fn vector(&self, i: usize, random: &RandomEmbedder) -> Vec<f32> {
+        match self {
+            ImportCorpus::Fixed => random.vector(&self.line(i).content),
+            ImportCorpus::Locomo {
+                conversations,
+                vectors,
+            } => {
+                let (_, c, t) = locomo_turn_at(conversations, i);
+                vectors[c][t].clone()
+            }
+        }
+    }
+
+    /// The repetitions `n` lines hold in full (LoCoMo).
+    fn repetitions(&self, n: usize) -> usize {
+        (n / self.turns().max(1)).max(1)
+    }
+
+    /// What the daemon is asked, over the lines `n` holds.
+    fn daemon_queries(&self, n: usize) -> Vec<Query> {
+        match self {
+            ImportCorpus::Fixed => (0..DAEMON_SEARCHES)
+                .map(|q| {
+                    // The file's own wording, so each search has real matches.
+                    let i = (q * 7_919) % n.max(1);
+                    Query {
+                        namespace: format!("bench/{}", i % NAMESPACES),
+                        text: format!("project {} report {} sensor {}", i % 97, i % 13, i % 31),
+                        evidence: None,
+                    }
+                })
+                .collect(),
+            ImportCorpus::Locomo { conversations, .. } => {
+                let repetitions = self.repetitions(n);
+                conversations
+                    .iter()
+                    .flat_map(|c| c.questions.iter().map(move |question| (c, question)))
+                    .filter(|(_, question)| (1..=4).contains(&question.category))
+                    .enumerate()
+                    .map(|(k, (conversation, question))| Query {
+                        namespace: format!(
+                            "{}/r{}",
+                            conversation.namespace,
+                            (k * 7_919) % repetitions
+                        ),
+                        text: question.question.clone(),
+                        evidence: Some(question.evidence.iter().cloned().collect()),
+                    })
+                    .collect()
+            }
+        }
+    }
+
+    /// The queries `recall_at_10` asks: (namespace, vector).
+    fn recall_queries(&self, n: usize, random: &RandomEmbedder) -> Vec<(String, Vec<f32>)> {
+        match self {
+            ImportCorpus::Fixed => (0..RECALL_QUERIES)
+                .map(|q| {
+                    (
+                        format!("bench/{}", q % NAMESPACES),
+                        random.vector(&format!("recall query {q}")),
+                    )
+                })
+                .collect(),
+            ImportCorpus::Locomo { .. } => {
+                let builtin = BuiltinEmbedder::new();
+                self.daemon_queries(n)
+                    .into_iter()
+                    .step_by(7)
+                    .take(RECALL_QUERIES)
+                    .map(|q| (q.namespace, builtin.embed_one(&q.text)))
+                    .collect()
+            }
+        }
+    }
+}
+
+/// The file: UUIDv7 ids in order, the builtin embedder's id with the corpus's vectors of its
+/// dimension (so the import reuses them, as it would a real export's). Returns the lines' ids.
 fn write_file(
     path: &Path,
+    corpus: &ImportCorpus,
     n: usize,
     embedder: &str,
     dimension: usize,
@@ -104,23 +278,28 @@ fn write_file(
     out.write_all(b"\n")?;
     let mut ids = Vec::with_capacity(n);
     for i in 0..n {
-        let content = content(i);
+        let Line {
+            namespace,
+            content,
+            occurred_at,
+            source,
+        } = corpus.line(i);
         let id = uuid::Uuid::now_v7();
         ids.push(id);
         let line = MemoryLine {
             id,
-            namespace: format!("bench/{}", i % NAMESPACES),
+            namespace,
             memory_type: MemoryType::Episodic,
-            content: content.clone(),
+            content,
             importance: 0.5,
             status: Status::Active,
             entity: None,
             attribute: None,
-            source: json!({"bench": i}),
+            source,
             merged_sources: json!([]),
             metadata: json!({}),
             created_at: now,
-            occurred_at: now,
+            occurred_at: occurred_at.unwrap_or(now),
             updated_at: now,
             expires_at: None,
             last_accessed_at: None,
@@ -129,7 +308,7 @@ fn write_file(
             deprecated_by: None,
             embedding_model: embedder.to_owned(),
             archived_at: None,
-            embedding: Some(random.vector(&content)),
+            embedding: Some(corpus.vector(i, &random)),
         };
         serde_json::to_writer(&mut out, &line)?;
         out.write_all(b"\n")?;
@@ -138,45 +317,80 @@ fn write_file(
     Ok(ids)
 }
 
-/// Recall@10 of the index in `index_dir` (see `TransferBenchReport::recall_at_10`). The file's
-/// vectors are regenerated from its texts in one pass, each scored against its namespace's
-/// queries, so no second copy of them is held.
+/// The search beam widths recall is measured at: the daemon's (`HnswParams::default`) among
+/// them.
+const RECALL_EFS: [usize; 4] = [64, 128, 256, 512];
+
+/// Recall at one search beam width.
+#[derive(Debug, Clone, Serialize)]
+pub struct RecallAtEf {
+    pub hnsw_ef: usize,
+    pub recall_at_10: f64,
+}
+
+/// Lines kept per recall query while scanning: the 10 nearest and any tied with the 10th.
+const RECALL_KEPT: usize = 32;
+
+/// Recall@10 of the index in `index_dir` (see `TransferBenchReport::recall_at_10`). The
+/// file's vectors are regenerated in one pass, each scored against its namespace's queries,
+/// so no second copy of them is held.
 async fn recall_at_10(
     index_dir: &Path,
+    corpus: &ImportCorpus,
     ids: &[MemoryId],
     dimension: usize,
-) -> Result<f64, BenchError> {
+) -> Result<Vec<RecallAtEf>, BenchError> {
     let random = RandomEmbedder::new(dimension);
-    let queries: Vec<Vec<f32>> = (0..RECALL_QUERIES)
-        .map(|q| random.vector(&format!("recall query {q}")))
-        .collect();
-    // Per query, its 10 best (similarity, line) so far.
-    let mut best: Vec<Vec<(f32, usize)>> = vec![Vec::new(); RECALL_QUERIES];
-    for (i, _) in ids.iter().enumerate() {
-        let vector = random.vector(&content(i));
-        for q in (i % NAMESPACES..RECALL_QUERIES).step_by(NAMESPACES) {
+    let queries = corpus.recall_queries(ids.len(), &random);
+    let mut by_namespace: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (q, (namespace, _)) in queries.iter().enumerate() {
+        by_namespace.entry(namespace).or_default().push(q);
+    }
+    // Per query, its nearest (similarity, line) so far, best first.
+    let mut best: Vec<Vec<(f32, usize)>> = vec![Vec::new(); queries.len()];
+    for i in 0..ids.len() {
+        let Some(asking) = by_namespace.get(corpus.line(i).namespace.as_str()) else {
+            continue;
+        };
+        let vector = corpus.vector(i, &random);
+        for &q in asking {
             let top = &mut best[q];
-            let score = crate::embed::cosine(&queries[q], &vector);
-            if top.len() < 10 || score > top[top.len() - 1].0 {
+            let score = crate::embed::cosine(&queries[q].1, &vector);
+            if top.len() < RECALL_KEPT || score > top[top.len() - 1].0 {
                 let at = top.partition_point(|(s, _)| *s >= score);
                 top.insert(at, (score, i));
-                top.truncate(10);
+                top.truncate(RECALL_KEPT);
             }
         }
     }
-    let index = EdgeIndex::open(index_dir, dimension, HnswParams::default()).await?;
-    let (mut found, mut wanted) = (0, 0);
-    for (q, vector) in queries.into_iter().enumerate() {
-        wanted += best[q].len();
-        found += found_in_top_10(
-            &index,
-            vector,
-            &format!("bench/{}", q % NAMESPACES),
-            best[q].iter().map(|(_, i)| ids[*i]),
-        )
-        .await?;
+    let mut by_ef = Vec::with_capacity(RECALL_EFS.len());
+    for ef in RECALL_EFS {
+        let params = HnswParams {
+            ef,
+            ..HnswParams::default()
+        };
+        let index = EdgeIndex::open(index_dir, dimension, params).await?;
+        let (mut found, mut wanted) = (0, 0);
+        for ((namespace, vector), top) in queries.iter().zip(&best) {
+            let Some(tenth) = top.get(top.len().min(10).saturating_sub(1)) else {
+                continue;
+            };
+            // Identical texts have identical vectors: any of a tie at the 10th place will do.
+            let exact = top
+                .iter()
+                .take_while(|(s, _)| *s >= tenth.0 - 1e-6)
+                .map(|(_, i)| ids[*i]);
+            wanted += top.len().min(10);
+            found += found_in_top_10(&index, vector.clone(), namespace, exact)
+                .await?
+                .min(10);
+        }
+        by_ef.push(RecallAtEf {
+            hnsw_ef: ef,
+            recall_at_10: found as f64 / wanted.max(1) as f64,
+        });
     }
-    Ok(found as f64 / wanted.max(1) as f64)
+    Ok(by_ef)
 }
 
 /// A child run to completion: its wall time and peak memory (MiB).
@@ -233,13 +447,36 @@ async fn timed(
     })
 }
 
+/// What one `bench import` run is given.
+pub struct ImportBench<'a> {
+    pub corpus: &'a ImportCorpus,
+    pub n: usize,
+    /// `--memory-limit-mb`: the import in a memory cgroup of this size.
+    pub memory_limit_mb: Option<u64>,
+    /// The index's build beam width (`hnsw_ef_construct`; unset: the default's).
+    pub hnsw_ef_construct: Option<usize>,
+}
+
 pub async fn transfer_bench(
     exe: &Path,
-    n: usize,
+    bench: &ImportBench<'_>,
     backend: &BenchBackend,
-    memory_limit_mb: Option<u64>,
     progress: Tick<'_>,
 ) -> Result<TransferBenchReport, BenchError> {
+    let ImportBench {
+        corpus,
+        n,
+        memory_limit_mb,
+        hnsw_ef_construct,
+    } = *bench;
+    let ef_construct = hnsw_ef_construct.unwrap_or(HnswParams::default().ef_construct);
+    if n < corpus.turns() {
+        return Err(format!(
+            "--n: with --locomo at least the file's {} turns (one repetition), got {n}",
+            corpus.turns()
+        )
+        .into());
+    }
     // Made first: a machine where it cannot be is told before the file is written.
     let cgroup = memory_limit_mb.map(MemoryCgroup::create).transpose()?;
     let dir = tempfile::tempdir()?;
@@ -247,7 +484,7 @@ pub async fn transfer_bench(
     let (embedder, dimension) = (builtin.id().to_owned(), builtin.dimension());
     let file = dir.path().join("bench.jsonl");
     progress("writing the file", 0, Some(n as u64));
-    let ids = write_file(&file, n, &embedder, dimension)?;
+    let ids = write_file(&file, corpus, n, &embedder, dimension)?;
     let data = dir.path().join("data");
     let scratch = match backend {
         BenchBackend::Sqlite => None,
@@ -263,6 +500,7 @@ pub async fn transfer_bench(
         ("HINDSIGHT_EMBEDDER", "builtin".to_owned()),
         ("RUST_LOG", "warn".to_owned()),
         ("HINDSIGHT_AUTH_TOKEN", token.clone()),
+        ("HINDSIGHT_HNSW_EF_CONSTRUCT", ef_construct.to_string()),
     ];
     if let Some(db) = &scratch {
         envs.push(("HINDSIGHT_DATABASE_URL", db.url()));
@@ -299,18 +537,26 @@ pub async fn transfer_bench(
         };
         progress("starting a daemon on it", 0, None);
         let daemon = Daemon::spawn(exe, &data, &envs, Duration::from_secs(1800)).await?;
-        let served = serve_searches(&daemon, n, &token, progress).await;
+        let served = serve_searches(&daemon, corpus.daemon_queries(n), &token, progress).await;
         let ready_seconds = daemon.ready_seconds;
         daemon.stop().await;
         let served = served?;
         progress("recall against brute force", 0, None);
-        let recall = recall_at_10(&data.join("index"), &ids, dimension).await?;
+        let by_ef = recall_at_10(&data.join("index"), corpus, &ids, dimension).await?;
+        let daemon_ef = HnswParams::default().ef;
+        let recall = by_ef
+            .iter()
+            .find(|r| r.hnsw_ef == daemon_ef)
+            .map(|r| r.recall_at_10)
+            .ok_or("RECALL_EFS holds the daemon's hnsw_ef")?;
         Ok::<_, BenchError>(TransferBenchReport {
             bench: "import",
+            corpus: corpus.name(),
             backend: backend.name(),
             n,
             embedder: embedder.clone(),
             dimension,
+            hnsw_ef_construct: ef_construct,
             file_mb: std::fs::metadata(&file)?.len() as f64 / (1024.0 * 1024.0),
             import_seconds: import.seconds,
             imported_per_second: n as f64 / import.seconds,
@@ -324,12 +570,14 @@ pub async fn transfer_bench(
             backup_seconds,
             daemon_ready_seconds: ready_seconds,
             daemon_idle: served.idle,
-            daemon_searches: DAEMON_SEARCHES,
+            daemon_searches: served.searches,
             daemon_search_p50_ms: served.p50_ms,
             daemon_search_p99_ms: served.p99_ms,
+            daemon_evidence_hit_at_10: served.evidence_hit_at_10,
             daemon_idle_after_searches: served.after_searches,
             recall_at_10: recall,
             recall_queries: RECALL_QUERIES,
+            recall_at_10_by_hnsw_ef: by_ef,
         })
     }
     .await;
@@ -342,16 +590,18 @@ pub async fn transfer_bench(
 /// What `serve_searches` read off the daemon.
 struct Served {
     idle: Rss,
+    searches: usize,
     p50_ms: f64,
     p99_ms: f64,
+    evidence_hit_at_10: Option<f64>,
     after_searches: Rss,
 }
 
-/// The started daemon idle (after a settling pause), the latencies of `DAEMON_SEARCHES`
-/// searches over HTTP, and idle again after them.
+/// The started daemon idle (after a settling pause), the latencies of `queries` over HTTP (and
+/// how often their evidence was found), and idle again after them.
 async fn serve_searches(
     daemon: &Daemon,
-    n: usize,
+    queries: Vec<Query>,
     token: &str,
     progress: Tick<'_>,
 ) -> Result<Served, BenchError> {
@@ -381,15 +631,10 @@ async fn serve_searches(
     }
     tokio::time::sleep(Duration::from_secs(2)).await;
     let idle = daemon.rss();
-    let mut latencies = Vec::with_capacity(DAEMON_SEARCHES);
-    for q in 0..DAEMON_SEARCHES {
-        // The file's own wording (`write_file`), so each search has real matches.
-        let i = (q * 7_919) % n.max(1);
-        let body = json!({
-            "query": format!("project {} report {} sensor {}", i % 97, i % 13, i % 31),
-            "namespace": format!("bench/{}", i % NAMESPACES),
-            "top_k": 10,
-        });
+    let mut latencies = Vec::with_capacity(queries.len());
+    let (mut asked, mut hits) = (0, 0);
+    for (q, query) in queries.iter().enumerate() {
+        let body = json!({"query": query.text, "namespace": query.namespace, "top_k": 10});
         let started = Instant::now();
         let found: serde_json::Value = http
             .post(format!("{}/api/memories/search", daemon.base))
@@ -401,21 +646,33 @@ async fn serve_searches(
             .json()
             .await?;
         latencies.push(started.elapsed().as_secs_f64() * 1e3);
-        if found["memories"].as_array().is_none_or(Vec::is_empty) {
+        let memories = found["memories"].as_array().map_or(&[][..], Vec::as_slice);
+        if memories.is_empty() {
             return Err(format!("the daemon found nothing for {body}: {found}").into());
+        }
+        if let Some(evidence) = &query.evidence {
+            asked += 1;
+            let hit = memories.iter().take(10).any(|m| {
+                m["source"]["locomo"]
+                    .as_str()
+                    .is_some_and(|dia_id| evidence.contains(dia_id))
+            });
+            hits += usize::from(hit);
         }
         progress(
             "searching the daemon",
             q as u64 + 1,
-            Some(DAEMON_SEARCHES as u64),
+            Some(queries.len() as u64),
         );
     }
     latencies.sort_by(f64::total_cmp);
     tokio::time::sleep(Duration::from_secs(2)).await;
     Ok(Served {
         idle,
+        searches: queries.len(),
         p50_ms: percentile(&latencies, 50.0),
         p99_ms: percentile(&latencies, 99.0),
+        evidence_hit_at_10: (asked > 0).then(|| hits as f64 / asked as f64),
         after_searches: daemon.rss(),
     })
 }

@@ -73,13 +73,18 @@ pub enum BenchCommand {
         #[arg(long, default_value = "postgres://postgres@127.0.0.1:5432")]
         postgres_server: String,
     },
-    /// Export, import and backup at scale: N synthetic memories with vectors written as an
-    /// export file, then this binary's `import`, `export` and (SQLite) `backup` on it, each
-    /// timed with its peak RSS; a daemon on the data (its memory, search latency); the
-    /// index's recall@10 against brute force. Prints one JSON line per size and backend.
+    /// Export, import and backup at scale: N memories with vectors written as an export file,
+    /// then this binary's `import`, `export` and (SQLite) `backup` on it, each timed with its
+    /// peak RSS; a daemon on the data (its memory, search latency); the index's recall@10
+    /// against brute force. Prints one JSON line per size and backend.
     Import {
         #[arg(long, value_delimiter = ',', default_value = "100000")]
         n: Vec<usize>,
+        /// Real text: LoCoMo's turns repeated to N (each repetition of a conversation its own
+        /// namespace) with the builtin embedder's vectors, its questions as the daemon's
+        /// searches (how often an evidence turn is in the top 10), instead of fixed vectors.
+        #[arg(long)]
+        locomo: Option<std::path::PathBuf>,
         #[arg(long, value_delimiter = ',', default_value = "sqlite")]
         backend: Vec<String>,
         #[arg(long, default_value = "postgres://postgres@127.0.0.1:5432")]
@@ -89,6 +94,10 @@ pub enum BenchCommand {
         /// controller).
         #[arg(long)]
         memory_limit_mb: Option<u64>,
+        /// The index's build beam width (`hnsw_ef_construct`, default 100): graph build time
+        /// against recall.
+        #[arg(long)]
+        hnsw_ef_construct: Option<usize>,
     },
     /// What the operator console costs: a daemon (this binary) loaded with N memories from
     /// LoCoMo's turns and pending candidates; its RSS idle and after every console page was
@@ -145,18 +154,32 @@ pub async fn run(settings: Settings, command: BenchCommand) -> anyhow::Result<()
         }
         BenchCommand::Import {
             n,
+            locomo,
             backend,
             postgres_server,
             memory_limit_mb,
+            hnsw_ef_construct,
         } => {
+            use hindsight::bench::transfer::{ImportBench, ImportCorpus};
             let exe = std::env::current_exe()?;
+            let corpus = match locomo {
+                None => ImportCorpus::Fixed,
+                Some(path) => ImportCorpus::locomo(
+                    hindsight::bench::locomo::load(&path).map_err(|e| anyhow::anyhow!("{e}"))?,
+                ),
+            };
             for size in n {
                 for backend in &backends(&backend, &postgres_server)? {
+                    let bench = ImportBench {
+                        corpus: &corpus,
+                        n: size,
+                        memory_limit_mb,
+                        hnsw_ef_construct,
+                    };
                     let report = hindsight::bench::transfer::transfer_bench(
                         &exe,
-                        size,
+                        &bench,
                         backend,
-                        memory_limit_mb,
                         &|phase, done, total| reporter.tick(phase, done, total),
                     )
                     .await

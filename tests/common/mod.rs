@@ -63,6 +63,22 @@ pub async fn service(dir: &Path) -> MemoryService {
     service_with(dir, index, embedder).await
 }
 
+/// LoCoMo's dev split (`../shared/data/locomo/`, beside the checkout, as CI lays it;
+/// `HINDSIGHT_TEST_LOCOMO` names another copy). Fails, naming both, where it is absent.
+pub fn locomo() -> String {
+    let locomo = std::env::var("HINDSIGHT_TEST_LOCOMO").unwrap_or_else(|_| {
+        format!(
+            "{}/../shared/data/locomo/locomo-dev.json",
+            env!("CARGO_MANIFEST_DIR")
+        )
+    });
+    assert!(
+        Path::new(&locomo).exists(),
+        "this test reads LoCoMo at {locomo} (set HINDSIGHT_TEST_LOCOMO to another copy)"
+    );
+    locomo
+}
+
 pub fn binary() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_hindsight"))
 }
