@@ -7,7 +7,6 @@ mod common;
 
 use serde_json::Value;
 
-
 /// `bench embed` with the local model: 20-word queries cut from the turns, and bulk.
 #[test]
 fn bench_embed_times_queries_and_bulk_with_the_local_model() {

@@ -11,7 +11,6 @@ use hindsight::screening::Screen;
 use hindsight::service::{SearchRequest, WriteRequest, WriteStatus};
 use serde_json::json;
 
-
 #[test]
 fn the_poisoned_corpus_is_caught_and_benign_chat_is_not_flagged() {
     let corpus = load_corpus(

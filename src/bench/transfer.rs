@@ -98,6 +98,11 @@ pub enum ImportCorpus {
         conversations: Vec<Conversation>,
         vectors: Vec<Vec<Vec<f32>>>,
     },
+    /// LoCoMo's turns two by two: line `i` joins global turn `i % turns` with the turn
+    /// `1 + i / turns` after it in its conversation (wrapping), in that conversation's
+    /// namespace. Five namespaces of distinct real text, large as the fixed corpus's: what
+    /// the graph walk does on vectors of words rather than of noise.
+    LocomoPairs { conversations: Vec<Conversation> },
 }
 
 /// One line of the file, as `ImportCorpus::line` makes it.
@@ -117,16 +122,18 @@ struct Query {
 }
 
 impl ImportCorpus {
-    /// LoCoMo's conversations, their turns embedded once (trimmed, as the write path stores
-    /// them and an export holds them: a few end in a space).
+    /// LoCoMo's conversations, their turns embedded once.
     pub fn locomo(mut conversations: Vec<Conversation>) -> Self {
-        for turn in conversations.iter_mut().flat_map(|c| c.turns.iter_mut()) {
-            turn.content = turn.content.trim().to_owned();
-        }
+        trim_turns(&mut conversations);
         let builtin = BuiltinEmbedder::new();
         let vectors = conversations
             .iter()
-            .map(|c| c.turns.iter().map(|t| builtin.embed_one(&t.content)).collect())
+            .map(|c| {
+                c.turns
+                    .iter()
+                    .map(|t| builtin.embed_one(&t.content))
+                    .collect()
+            })
             .collect();
         Self::Locomo {
             conversations,
@@ -134,10 +141,29 @@ impl ImportCorpus {
         }
     }
 
+    /// LoCoMo's turns joined two by two (`LocomoPairs`).
+    pub fn locomo_pairs(mut conversations: Vec<Conversation>) -> Self {
+        trim_turns(&mut conversations);
+        Self::LocomoPairs { conversations }
+    }
+
     fn name(&self) -> &'static str {
         match self {
             ImportCorpus::Fixed => "fixed",
             ImportCorpus::Locomo { .. } => "locomo",
+            ImportCorpus::LocomoPairs { .. } => "locomo-pairs",
+        }
+    }
+
+    /// The most lines the corpus holds distinct: pairs run out when the offset reaches the
+    /// shortest conversation.
+    fn most_lines(&self) -> usize {
+        match self {
+            ImportCorpus::LocomoPairs { conversations } => {
+                let shortest = conversations.iter().map(|c| c.turns.len()).min();
+                self.turns() * shortest.unwrap_or(1).saturating_sub(1)
+            }
+            ImportCorpus::Fixed | ImportCorpus::Locomo { .. } => usize::MAX,
         }
     }
 
@@ -145,7 +171,8 @@ impl ImportCorpus {
     fn turns(&self) -> usize {
         match self {
             ImportCorpus::Fixed => 0,
-            ImportCorpus::Locomo { conversations, .. } => {
+            ImportCorpus::Locomo { conversations, .. }
+            | ImportCorpus::LocomoPairs { conversations } => {
                 conversations.iter().map(|c| c.turns.len()).sum()
             }
         }
@@ -174,6 +201,18 @@ impl ImportCorpus {
                     source: json!({"locomo": turn.dia_id}),
                 }
             }
+            ImportCorpus::LocomoPairs { conversations } => {
+                let (offset, c, t) = locomo_turn_at(conversations, i);
+                let conversation = &conversations[c];
+                let first = &conversation.turns[t];
+                let second = &conversation.turns[(t + 1 + offset) % conversation.turns.len()];
+                Line {
+                    namespace: conversation.namespace.clone(),
+                    content: format!("{} {}", first.content, second.content),
+                    occurred_at: Some(first.at),
+                    source: json!({"locomo": [first.dia_id, second.dia_id]}),
+                }
+            }
         }
     }
 
@@ -187,6 +226,9 @@ impl ImportCorpus {
             } => {
                 let (_, c, t) = locomo_turn_at(conversations, i);
                 vectors[c][t].clone()
+            }
+            ImportCorpus::LocomoPairs { .. } => {
+                BuiltinEmbedder::new().embed_one(&self.line(i).content)
             }
         }
     }
@@ -210,19 +252,21 @@ impl ImportCorpus {
                     }
                 })
                 .collect(),
-            ImportCorpus::Locomo { conversations, .. } => {
+            ImportCorpus::Locomo { conversations, .. }
+            | ImportCorpus::LocomoPairs { conversations } => {
                 let repetitions = self.repetitions(n);
+                let pairs = matches!(self, ImportCorpus::LocomoPairs { .. });
                 conversations
                     .iter()
                     .flat_map(|c| c.questions.iter().map(move |question| (c, question)))
                     .filter(|(_, question)| (1..=4).contains(&question.category))
                     .enumerate()
                     .map(|(k, (conversation, question))| Query {
-                        namespace: format!(
-                            "{}/r{}",
-                            conversation.namespace,
-                            (k * 7_919) % repetitions
-                        ),
+                        namespace: if pairs {
+                            conversation.namespace.clone()
+                        } else {
+                            format!("{}/r{}", conversation.namespace, (k * 7_919) % repetitions)
+                        },
                         text: question.question.clone(),
                         evidence: Some(question.evidence.iter().cloned().collect()),
                     })
@@ -242,7 +286,7 @@ impl ImportCorpus {
                     )
                 })
                 .collect(),
-            ImportCorpus::Locomo { .. } => {
+            ImportCorpus::Locomo { .. } | ImportCorpus::LocomoPairs { .. } => {
                 let builtin = BuiltinEmbedder::new();
                 self.daemon_queries(n)
                     .into_iter()
@@ -252,6 +296,13 @@ impl ImportCorpus {
                     .collect()
             }
         }
+    }
+}
+
+/// Turns as the write path stores them and an export holds them: a few end in a space.
+fn trim_turns(conversations: &mut [Conversation]) {
+    for turn in conversations.iter_mut().flat_map(|c| c.turns.iter_mut()) {
+        turn.content = turn.content.trim().to_owned();
     }
 }
 
@@ -477,6 +528,13 @@ pub async fn transfer_bench(
         )
         .into());
     }
+    if n > corpus.most_lines() {
+        return Err(format!(
+            "--n: with --large-namespaces at most {} (the distinct pairs of the shortest conversation's turns), got {n}",
+            corpus.most_lines()
+        )
+        .into());
+    }
     // Made first: a machine where it cannot be is told before the file is written.
     let cgroup = memory_limit_mb.map(MemoryCgroup::create).transpose()?;
     let dir = tempfile::tempdir()?;
@@ -652,10 +710,13 @@ async fn serve_searches(
         }
         if let Some(evidence) = &query.evidence {
             asked += 1;
+            // A turn's `dia_id`, or a pair's two.
             let hit = memories.iter().take(10).any(|m| {
-                m["source"]["locomo"]
-                    .as_str()
-                    .is_some_and(|dia_id| evidence.contains(dia_id))
+                let locomo = &m["source"]["locomo"];
+                std::iter::once(locomo)
+                    .chain(locomo.as_array().into_iter().flatten())
+                    .filter_map(serde_json::Value::as_str)
+                    .any(|dia_id| evidence.contains(dia_id))
             });
             hits += usize::from(hit);
         }

@@ -85,6 +85,10 @@ pub enum BenchCommand {
         /// searches (how often an evidence turn is in the top 10), instead of fixed vectors.
         #[arg(long)]
         locomo: Option<std::path::PathBuf>,
+        /// With --locomo: each memory two turns of one conversation joined, one namespace per
+        /// conversation (large namespaces of distinct real text) instead of one per repetition.
+        #[arg(long, requires = "locomo")]
+        large_namespaces: bool,
         #[arg(long, value_delimiter = ',', default_value = "sqlite")]
         backend: Vec<String>,
         #[arg(long, default_value = "postgres://postgres@127.0.0.1:5432")]
@@ -155,6 +159,7 @@ pub async fn run(settings: Settings, command: BenchCommand) -> anyhow::Result<()
         BenchCommand::Import {
             n,
             locomo,
+            large_namespaces,
             backend,
             postgres_server,
             memory_limit_mb,
@@ -164,9 +169,15 @@ pub async fn run(settings: Settings, command: BenchCommand) -> anyhow::Result<()
             let exe = std::env::current_exe()?;
             let corpus = match locomo {
                 None => ImportCorpus::Fixed,
-                Some(path) => ImportCorpus::locomo(
-                    hindsight::bench::locomo::load(&path).map_err(|e| anyhow::anyhow!("{e}"))?,
-                ),
+                Some(path) => {
+                    let conversations = hindsight::bench::locomo::load(&path)
+                        .map_err(|e| anyhow::anyhow!("{e}"))?;
+                    if large_namespaces {
+                        ImportCorpus::locomo_pairs(conversations)
+                    } else {
+                        ImportCorpus::locomo(conversations)
+                    }
+                }
             };
             for size in n {
                 for backend in &backends(&backend, &postgres_server)? {

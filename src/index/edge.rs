@@ -570,6 +570,19 @@ fn term_idf(shard: &EdgeShard, dim: u32, points: f64) -> Result<f64, IndexError>
     })
 }
 
+/// The points in the index, from each segment's own tally. Unfiltered, the engine's estimate
+/// is that tally, exact; its `exact` count instead listed every point id, which each lexical
+/// search paid for: `bench import --locomo` at 1M rows, namespaces of ~550, search p50
+/// 16.6 → 7.7 ms (2.7 ms at 100k).
+fn point_count(shard: &EdgeShard) -> Result<usize, IndexError> {
+    shard
+        .count(CountRequest {
+            filter: None,
+            exact: false,
+        })
+        .map_err(engine)
+}
+
 /// The lexical arm (see the module notes): the terms' IDFs (remembered in `idfs` between
 /// searches), the common ones left out (`lexical::selective`), then one sparse
 /// search under the query's filter.
@@ -583,12 +596,7 @@ fn lexical_search(
     if terms.is_empty() {
         return Ok(LexicalHits::default());
     }
-    let count = shard
-        .count(CountRequest {
-            filter: None,
-            exact: true,
-        })
-        .map_err(engine)?;
+    let count = point_count(shard)?;
     let points = count as f64;
     let (mut known, missing) = idfs.lookup(count as i64, terms);
     let read = missing
@@ -743,15 +751,7 @@ impl VectorIndex for EdgeIndex {
     }
 
     async fn count(&self) -> Result<usize, IndexError> {
-        self.with_shard(|_, shard| {
-            shard
-                .count(CountRequest {
-                    filter: None,
-                    exact: true,
-                })
-                .map_err(engine)
-        })
-        .await
+        self.with_shard(|_, shard| point_count(shard)).await
     }
 
     async fn reset(&self, dimension: usize) -> Result<(), IndexError> {
