@@ -552,6 +552,104 @@ mod embedded_lexical {
     }
 }
 
+/// Scopes large enough to be walked. The embedded index has no graph over all points, only each
+/// large scope's own links, so a search reads its scopes one by one: a walk started in one
+/// scope could never reach another, and one whose entry points all fall outside a time range
+/// finds nothing at all unless the points in range are scanned instead.
+mod embedded_graph {
+    use super::*;
+
+    /// Pseudo-random unit vectors, the same for a seed.
+    fn random_vector(seed: u64) -> Vec<f32> {
+        let mut x = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+        let v: Vec<f32> = (0..DIM)
+            .map(|_| {
+                x = x
+                    .wrapping_mul(6_364_136_223_846_793_005)
+                    .wrapping_add(1_442_695_040_888_963_407);
+                ((x >> 33) as f32 / (1u64 << 31) as f32) - 1.0
+            })
+            .collect();
+        let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+        v.iter().map(|x| x / norm).collect()
+    }
+
+    fn cosine(a: &[f32], b: &[f32]) -> f32 {
+        a.iter().zip(b).map(|(x, y)| x * y).sum()
+    }
+
+    #[tokio::test]
+    async fn searches_walk_every_scope_and_find_points_in_a_time_range() {
+        let dir = tempfile::tempdir().unwrap();
+        // 8-d vectors are 32 bytes: 16 KiB makes 512 points the full-scan threshold, so each
+        // scope of 1,500 gets links of its own and is walked, and the segments' size to be
+        // built into graphs at all.
+        let params = HnswParams {
+            full_scan_kb: 16,
+            indexing_threshold_kb: 16,
+            ..HnswParams::default()
+        };
+        let index = EdgeIndex::open(&dir.path().join("index"), DIM, params)
+            .await
+            .unwrap();
+        let scopes = [
+            ("a", MemoryType::Episodic),
+            ("a", MemoryType::Semantic),
+            ("b", MemoryType::Episodic),
+        ];
+        let mut points = Vec::new();
+        for (k, (namespace, memory_type)) in scopes.into_iter().enumerate() {
+            for i in 0..1_500 {
+                let mut p = point(namespace, memory_type, Status::Active, i);
+                p.vector = random_vector((k * 10_000 + i as usize) as u64);
+                points.push(p);
+            }
+        }
+        for chunk in points.chunks(1_000) {
+            index.upsert_bulk(chunk.to_vec()).await.unwrap();
+        }
+        index.optimize().await.unwrap();
+
+        // Each query against brute force over the points its filter passes.
+        let (mut found, mut wanted) = (0, 0);
+        let mut check = async |q: IndexQuery, passes: &dyn Fn(&IndexPoint) -> bool| {
+            let mut best: Vec<(f32, Uuid)> = points
+                .iter()
+                .filter(|p| passes(p))
+                .map(|p| (cosine(&q.vector, &p.vector), p.id))
+                .collect();
+            best.sort_by(|a, b| b.0.total_cmp(&a.0));
+            let hits = index.search(q).await.unwrap();
+            assert_eq!(hits.len(), 10, "every search has 10 points to find");
+            let got = ids(&hits);
+            wanted += 10;
+            found += best[..10].iter().filter(|(_, id)| got.contains(id)).count();
+        };
+        for seed in 0..20 {
+            let vector = random_vector(1_000_000 + seed);
+            // Both namespaces, every type: three scopes walked.
+            let mut q = query("a");
+            q.namespaces = vec!["a".into(), "b".into()];
+            q.vector = vector.clone();
+            check(q, &|_| true).await;
+            // Two complementary halves of the time range, each more than the threshold in
+            // each scope: every scope's entry point falls outside one of them.
+            for (from, to) in [(0, 749), (750, 1_499)] {
+                let mut q = query("a");
+                q.vector = vector.clone();
+                q.occurred_from = Some(from);
+                q.occurred_to = Some(to);
+                check(q, &|p| {
+                    p.namespace == "a" && (from..=to).contains(&p.occurred_at)
+                })
+                .await;
+            }
+        }
+        let recall = found as f64 / wanted as f64;
+        assert!(recall >= 0.9, "recall@10 {recall} against brute force");
+    }
+}
+
 /// The embedded engine's WAL, which it reads in full at each load but never truncates: the
 /// index trims it at open, keeping the newest closed segment so operation numbers go on.
 mod embedded_wal {

@@ -216,10 +216,10 @@ impl ImportCorpus {
         }
     }
 
-    /// Line `i`'s vector.
-    fn vector(&self, i: usize, random: &RandomEmbedder) -> Vec<f32> {
+    /// Line `i`'s vector; `line` is `self.line(i)`, already built by the caller.
+    fn vector(&self, i: usize, line: &Line, random: &RandomEmbedder) -> Vec<f32> {
         match self {
-            ImportCorpus::Fixed => random.vector(&self.line(i).content),
+            ImportCorpus::Fixed => random.vector(&line.content),
             ImportCorpus::Locomo {
                 conversations,
                 vectors,
@@ -227,9 +227,7 @@ impl ImportCorpus {
                 let (_, c, t) = locomo_turn_at(conversations, i);
                 vectors[c][t].clone()
             }
-            ImportCorpus::LocomoPairs { .. } => {
-                BuiltinEmbedder::new().embed_one(&self.line(i).content)
-            }
+            ImportCorpus::LocomoPairs { .. } => BuiltinEmbedder::new().embed_one(&line.content),
         }
     }
 
@@ -329,12 +327,14 @@ fn write_file(
     out.write_all(b"\n")?;
     let mut ids = Vec::with_capacity(n);
     for i in 0..n {
+        let line = corpus.line(i);
+        let embedding = Some(corpus.vector(i, &line, &random));
         let Line {
             namespace,
             content,
             occurred_at,
             source,
-        } = corpus.line(i);
+        } = line;
         let id = uuid::Uuid::now_v7();
         ids.push(id);
         let line = MemoryLine {
@@ -359,7 +359,7 @@ fn write_file(
             deprecated_by: None,
             embedding_model: embedder.to_owned(),
             archived_at: None,
-            embedding: Some(corpus.vector(i, &random)),
+            embedding,
         };
         serde_json::to_writer(&mut out, &line)?;
         out.write_all(b"\n")?;
@@ -400,10 +400,11 @@ async fn recall_at_10(
     // Per query, its nearest (similarity, line) so far, best first.
     let mut best: Vec<Vec<(f32, usize)>> = vec![Vec::new(); queries.len()];
     for i in 0..ids.len() {
-        let Some(asking) = by_namespace.get(corpus.line(i).namespace.as_str()) else {
+        let line = corpus.line(i);
+        let Some(asking) = by_namespace.get(line.namespace.as_str()) else {
             continue;
         };
-        let vector = corpus.vector(i, &random);
+        let vector = corpus.vector(i, &line, &random);
         for &q in asking {
             let top = &mut best[q];
             let score = crate::embed::cosine(&queries[q].1, &vector);
@@ -442,6 +443,13 @@ async fn recall_at_10(
         });
     }
     Ok(by_ef)
+}
+
+/// `HINDSIGHT_BENCH_KEEP_DATA` set: the bench's dir (the file, the data, the children's logs
+/// as `<command>.log`) is kept for a look afterwards, and its path printed on stderr. The
+/// children log at `RUST_LOG` (default `warn`).
+fn keep_data() -> bool {
+    std::env::var_os("HINDSIGHT_BENCH_KEEP_DATA").is_some()
 }
 
 /// A child run to completion: its wall time and peak memory (MiB).
@@ -487,6 +495,14 @@ async fn timed(
         tokio::time::sleep(Duration::from_millis(20)).await;
     };
     let seconds = started.elapsed().as_secs_f64();
+    if keep_data()
+        && let Some((_, data)) = envs.iter().find(|(k, _)| *k == "HINDSIGHT_DATA_DIR")
+    {
+        let _ = std::fs::copy(
+            log.path(),
+            Path::new(data).with_file_name(format!("{}.log", args[0])),
+        );
+    }
     if !status.success() {
         let err = std::fs::read_to_string(log.path()).unwrap_or_default();
         return Err(format!("hindsight {} failed ({status}): {err}", args[0]).into());
@@ -556,7 +572,10 @@ pub async fn transfer_bench(
         ),
         ("HINDSIGHT_DATA_DIR", data.display().to_string()),
         ("HINDSIGHT_EMBEDDER", "builtin".to_owned()),
-        ("RUST_LOG", "warn".to_owned()),
+        (
+            "RUST_LOG",
+            std::env::var("RUST_LOG").unwrap_or_else(|_| "warn".to_owned()),
+        ),
         ("HINDSIGHT_AUTH_TOKEN", token.clone()),
         ("HINDSIGHT_HNSW_EF_CONSTRUCT", ef_construct.to_string()),
     ];
@@ -641,6 +660,9 @@ pub async fn transfer_bench(
     .await;
     if let Some(db) = scratch {
         db.drop_database().await?;
+    }
+    if keep_data() {
+        eprintln!("kept {}", dir.keep().display());
     }
     result
 }

@@ -136,6 +136,7 @@ pub async fn open_index(
         m: settings.hnsw_m,
         ef_construct: settings.hnsw_ef_construct,
         ef: settings.hnsw_ef,
+        ..HnswParams::default()
     };
     Ok(match &settings.qdrant_url {
         Some(url) => Arc::new(

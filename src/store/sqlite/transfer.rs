@@ -6,7 +6,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use sqlx::Row;
 
-use super::{bind_memory, from_ms, ids_json, insert_row, ms, parse_ids, row_to_memory};
+use super::{bind_memory, from_ms, ids_json, insert_rows, ms, parse_ids, row_to_memory};
 use crate::domain::{Memory, MemoryId, Status};
 use crate::lexical;
 use crate::store::maintenance::ARCHIVE_COLUMNS;
@@ -82,28 +82,28 @@ impl TransferStore for SqliteStore {
         .fetch_all(&mut *tx)
         .await?;
         let mut taken: HashSet<MemoryId> = parse_ids(taken)?.into_iter().collect();
-        let mut added = Vec::new();
-        for row in rows {
-            if !taken.insert(row.memory.id) {
-                continue;
-            }
-            match row.archived_at {
-                None => insert_row(&mut *tx, &self.signer, &row.memory).await?,
-                Some(at) => {
-                    let memory = self.signer.signed(row.memory.clone());
-                    bind_memory(
-                        sqlx::query(sqlx::AssertSqlSafe(format!(
-                            "INSERT INTO memories_archive ({ARCHIVE_COLUMNS}) VALUES (?1, ?2, \
-                             ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, \
-                             ?18, ?19, ?20, ?21, ?22, ?23, ?24)"
-                        ))),
-                        &memory,
-                    )
-                    .bind(lexical::document(&memory.content))
-                    .bind(ms(at))
-                    .execute(&mut *tx)
-                    .await?;
-                }
+        let fresh: Vec<&StoredRow> = rows.iter().filter(|r| taken.insert(r.memory.id)).collect();
+        let hot: Vec<&Memory> = fresh
+            .iter()
+            .filter(|r| r.archived_at.is_none())
+            .map(|r| &r.memory)
+            .collect();
+        insert_rows(&mut tx, &self.signer, &hot).await?;
+        for row in &fresh {
+            if let Some(at) = row.archived_at {
+                let memory = self.signer.signed(row.memory.clone());
+                bind_memory(
+                    sqlx::query(sqlx::AssertSqlSafe(format!(
+                        "INSERT INTO memories_archive ({ARCHIVE_COLUMNS}) VALUES (?1, ?2, \
+                         ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, \
+                         ?18, ?19, ?20, ?21, ?22, ?23, ?24)"
+                    ))),
+                    &memory,
+                )
+                .bind(lexical::document(&memory.content))
+                .bind(ms(at))
+                .execute(&mut *tx)
+                .await?;
             }
             if row.memory.status == Status::Forgotten {
                 // Forgotten here as there: its tombstone keeps any copy from coming back.
@@ -116,8 +116,8 @@ impl TransferStore for SqliteStore {
                 .execute(&mut *tx)
                 .await?;
             }
-            added.push(row.memory.id);
         }
+        let added = fresh.iter().map(|r| r.memory.id).collect();
         tx.commit().await?;
         Ok(added)
     }
