@@ -227,6 +227,7 @@ fn stored_dimension(config: &EdgeConfig) -> Option<usize> {
 /// namespaces): recall@10 at 100k 0.08 → 0.67, at 1M 0.008 without them; import 64 → 78 s
 /// (the links are built with the graph); HTTP search p50 7.8 → 5.5 ms. (An earlier measure
 /// without recall, with `is_tenant` too, had seen p50 3.3 → 4.9 ms and chose without.)
+/// Since `m = 0` (see `config`) they are the only links there are.
 fn keyword() -> PayloadFieldSchema {
     PayloadFieldSchema::FieldParams(PayloadSchemaParams::Keyword(KeywordIndexParams {
         is_tenant: Some(false),
@@ -691,10 +692,13 @@ fn dense_search(
         let mut found = shard
             .search(dense_request(query, params, filter.clone(), false))
             .map_err(engine)?;
-        if found.len() < query.limit {
+        let ranged = query.occurred_from.is_some() || query.occurred_to.is_some();
+        if ranged && found.len() < query.limit {
             // A walk finds nothing when none of the scope's entry points passes the time
             // range (the engine then returns no points at all); a scan of the points that
-            // pass it does not miss them.
+            // pass it does not miss them. Without a range the entry points are the scope's
+            // own, and a scanned scope returns all it holds: no count needed (most searches
+            // name three scopes, two of them often empty, each a count).
             let held = shard
                 .count(CountRequest {
                     filter: Some(filter.clone()),

@@ -347,14 +347,16 @@ async fn insert_rows(
             query = bind_memory(query, memory).bind(lexical);
         }
         if let Err(e) = query.execute(&mut *tx).await {
-            if signed.len() == 1 {
+            // A constraint rolls back the statement alone: find the row at fault. Any other
+            // error (a full disk, I/O) may have rolled back the whole transaction, and rows
+            // retried then would be written outside it.
+            let constraint = matches!(&e, sqlx::Error::Database(db) if db.is_unique_violation());
+            if !constraint || signed.len() == 1 {
                 return Err(insert_error(e, &signed[0]));
             }
-            // The statement alone was rolled back: find the row at fault.
             for memory in chunk {
                 insert_row(&mut *tx, signer, memory).await?;
             }
-            // Every row went in one by one: whatever failed the statement was passing.
         }
     }
     Ok(())
