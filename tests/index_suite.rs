@@ -132,6 +132,14 @@ pub async fn filters_namespace_type_status_and_time(index: &dyn VectorIndex) {
         sorted(ids(&index.search(q).await.unwrap())),
         sorted(vec![episodic.id, semantic.id, other_namespace.id])
     );
+    // A namespace named twice is read once: each hit listed once.
+    let mut q = query("a");
+    q.namespaces = vec!["a".into(), "b".into(), "a".into()];
+    q.memory_types = vec![MemoryType::Episodic, MemoryType::Episodic];
+    assert_eq!(
+        sorted(ids(&index.search(q).await.unwrap())),
+        sorted(vec![episodic.id, other_namespace.id])
+    );
 }
 
 pub async fn upsert_replaces_payload_and_delete_removes(index: &dyn VectorIndex) {

@@ -491,14 +491,15 @@ impl Inner {
     }
 }
 
-/// Every scope a query reads: its namespaces × types (all when none) × statuses.
+/// Every scope a query reads, each once: its namespaces × types (all when none) × statuses.
+/// (`dense_search` searches each: one named twice would list its hits twice.)
 fn scopes(query: &IndexQuery) -> Vec<String> {
     let types: &[MemoryType] = if query.memory_types.is_empty() {
         &MemoryType::ALL
     } else {
         &query.memory_types
     };
-    query
+    let mut scopes: Vec<String> = query
         .namespaces
         .iter()
         .flat_map(|n| {
@@ -506,7 +507,10 @@ fn scopes(query: &IndexQuery) -> Vec<String> {
                 .iter()
                 .flat_map(move |t| query.statuses.iter().map(move |s| scope(n, *t, *s)))
         })
-        .collect()
+        .collect();
+    scopes.sort_unstable();
+    scopes.dedup();
+    scopes
 }
 
 /// `scope IN scopes`, and the query's time range.
