@@ -658,6 +658,51 @@ mod embedded_graph {
     }
 }
 
+/// The embedded engine maps each of its files once: by default it maps a file twice (a second
+/// map for sequential reads), and every page read through both counted twice in RSS.
+#[cfg(target_os = "linux")]
+mod embedded_maps {
+    use super::*;
+    use std::collections::HashMap;
+
+    #[tokio::test]
+    async fn every_index_file_is_mapped_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().canonicalize().unwrap().join("index");
+        // 16 KiB of 8-d vectors: 512 points make a segment worth building.
+        let params = HnswParams {
+            indexing_threshold_kb: 16,
+            ..HnswParams::default()
+        };
+        let index = EdgeIndex::open(&path, DIM, params).await.unwrap();
+        let points: Vec<IndexPoint> = (0..3_000)
+            .map(|i| point("a", MemoryType::Episodic, Status::Active, i))
+            .collect();
+        // An optimised segment (its vectors in one file) and an appendable one (in chunks).
+        index.upsert_bulk(points[..2_000].to_vec()).await.unwrap();
+        index.optimize().await.unwrap();
+        index.upsert_bulk(points[2_000..].to_vec()).await.unwrap();
+        index.flush().await.unwrap();
+        assert_eq!(index.search(query("a")).await.unwrap().len(), 10);
+
+        let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
+        let mut mapped: HashMap<&str, usize> = HashMap::new();
+        for line in maps.lines() {
+            if let Some(file) = line.split_whitespace().nth(5)
+                && file.starts_with(path.to_str().unwrap())
+            {
+                *mapped.entry(file).or_default() += 1;
+            }
+        }
+        assert!(
+            mapped.keys().any(|f| f.ends_with("matrix.dat")) && mapped.len() > 3,
+            "the index's vectors are memory-mapped: {mapped:?}"
+        );
+        let twice: Vec<_> = mapped.iter().filter(|(_, n)| **n > 1).collect();
+        assert!(twice.is_empty(), "files mapped more than once: {twice:?}");
+    }
+}
+
 /// The embedded engine's WAL, which it reads in full at each load but never truncates: the
 /// index trims it at open, keeping the newest closed segment so operation numbers go on.
 mod embedded_wal {

@@ -47,6 +47,18 @@ pub struct EdgeShard {
     segments: LockedSegmentHolder,
 }
 
+/// hindsight patch (see vendor/README.md): map every file once, with the kernel's readahead.
+/// By default the engine maps a file a second time for sequential reads (`MADV_SEQUENTIAL`),
+/// and a page read through both maps counts twice in the process's RSS; its other map is
+/// `MADV_RANDOM`, which alone would turn readahead off for the scans that used the second one.
+/// So: one map, `MADV_NORMAL`. Must be called before the first shard is opened or created (the
+/// choice is read once per process); returns `false` when it came too late.
+pub fn map_each_file_once() -> bool {
+    crate::common::mmap::advice::set_global(crate::common::mmap::Advice::Normal);
+    let _ = crate::common::mmap::MULTI_MMAP_SUPPORT_CHECK_RESULT.set(false);
+    !*crate::common::mmap::MULTI_MMAP_IS_SUPPORTED
+}
+
 const WAL_PATH: &str = "wal";
 impl EdgeShard {
     /// Create a new edge shard at `path` with the given configuration.
