@@ -1182,6 +1182,93 @@ pub async fn held_writes_wait_for_one_decision(store: &dyn Database) {
     );
 }
 
+/// A bulk import writes rows many to a statement: every column of every row arrives as given
+/// (vectors of any length among them), a second import adds nothing, and a row whose active
+/// fact the store already holds fails the whole import by name, nothing of it written.
+pub async fn import_rows_keeps_every_column_and_fails_whole_on_a_held_fact(store: &dyn Database) {
+    use hindsight::store::StoredRow;
+    let now = Utc::now();
+    let rows: Vec<StoredRow> = (0..700)
+        .map(|i| {
+            let mut m = memory("bulk", MemoryType::Episodic, &format!("bulk row {i}"));
+            m.importance = (i % 10) as f64 / 10.0;
+            m.occurred_at = now - Duration::days(i);
+            m.merged_sources = json!([{ "at": now, "source": { "n": i } }]);
+            m.embedding = vec![i as f32; 2 + (i as usize % 3)];
+            if i % 7 == 0 {
+                m.expires_at = Some(now + Duration::hours(i));
+                m.last_accessed_at = Some(now - Duration::minutes(i));
+                m.access_count = i;
+            }
+            if i % 11 == 0 {
+                m.status = Status::Deprecated;
+                m.deprecated_at = Some(now);
+                m.deprecated_by = Some(Uuid::now_v7());
+            }
+            if i % 13 == 0 {
+                m.entity = Some(format!("entity {i}"));
+                m.attribute = Some("colour".into());
+            }
+            StoredRow {
+                memory: m,
+                archived_at: None,
+            }
+        })
+        .collect();
+    let added = store.import_rows(&rows).await.unwrap();
+    assert_eq!(added.len(), rows.len());
+    let ids: Vec<MemoryId> = rows.iter().map(|r| r.memory.id).collect();
+    let got = store.get_many(&ids).await.unwrap();
+    assert_eq!(got.len(), rows.len());
+    for row in &rows {
+        let (want, got) = (
+            &row.memory,
+            got.iter().find(|g| g.id == row.memory.id).unwrap(),
+        );
+        assert_eq!(got.content, want.content);
+        assert_eq!(got.importance, want.importance);
+        assert_eq!(got.status, want.status);
+        assert_eq!(
+            (&got.entity, &got.attribute),
+            (&want.entity, &want.attribute)
+        );
+        assert_eq!(got.merged_sources, want.merged_sources);
+        assert_eq!(got.metadata, want.metadata);
+        assert_eq!(got.embedding, want.embedding, "{}", want.content);
+        assert_eq!(trunc(got.occurred_at), trunc(want.occurred_at));
+        assert_eq!(got.expires_at.map(trunc), want.expires_at.map(trunc));
+        assert_eq!(
+            got.last_accessed_at.map(trunc),
+            want.last_accessed_at.map(trunc)
+        );
+        assert_eq!(got.access_count, want.access_count);
+        assert_eq!(got.deprecated_by, want.deprecated_by);
+    }
+    assert!(store.import_rows(&rows).await.unwrap().is_empty());
+    let found = lexical_ids(store, &lexical("bulk", "row 699")).await;
+    assert_eq!(found.first(), Some(&rows[699].memory.id));
+
+    // Row 450 of the next import (in its statement's middle) states a fact held here.
+    let held = fact("user", "city", "The user lives in Paris");
+    store.insert(&held).await.unwrap();
+    let mut next: Vec<StoredRow> = (0..600)
+        .map(|i| StoredRow {
+            memory: memory("bulk-2", MemoryType::Episodic, &format!("second {i}")),
+            archived_at: None,
+        })
+        .collect();
+    next[450].memory = fact("user", "city", "The user lives in Rome");
+    match store.import_rows(&next).await {
+        Err(hindsight::store::StoreError::FactConflict {
+            entity, attribute, ..
+        }) => assert_eq!((entity.as_str(), attribute.as_str()), ("user", "city")),
+        other => panic!("expected the held fact to fail the import, got {other:?}"),
+    }
+    let next_ids: Vec<MemoryId> = next.iter().map(|r| r.memory.id).collect();
+    assert!(store.get_many(&next_ids).await.unwrap().is_empty());
+    assert_eq!(active_ids(store, "user", "city").await, vec![held.id]);
+}
+
 macro_rules! store_suite {
     ($backend:ident, $open:expr) => {
         mod $backend {
@@ -1208,6 +1295,7 @@ macro_rules! store_suite {
                 tokens_are_stored_hashed_found_and_revoked,
                 the_audit_trail_keeps_entries_in_order_until_pruned,
                 held_writes_wait_for_one_decision,
+                import_rows_keeps_every_column_and_fails_whole_on_a_held_fact,
             );
         }
     };
