@@ -57,6 +57,50 @@ fn bench_embed_times_queries_and_bulk_with_the_local_model() {
     );
 }
 
+/// `bench search` with writes in flight together: every write lands (none merged), the ids
+/// come back in write order (recall checks each against its own vector), and the report says
+/// how many writers there were.
+#[test]
+fn bench_search_loads_with_concurrent_writers() {
+    let data = tempfile::tempdir().unwrap();
+    let (ok, stdout, stderr) = common::cli_with(
+        data.path(),
+        data.path(),
+        &[],
+        &[
+            "bench",
+            "search",
+            "--n",
+            "400",
+            "--dimension",
+            "64",
+            "--queries",
+            "20",
+            "--writers",
+            "4",
+        ],
+    );
+    assert!(ok, "{stderr}");
+    let report: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(
+        (report["writers"].as_u64(), report["n"].as_u64()),
+        (Some(4), Some(400))
+    );
+    assert_eq!(report["merged_on_load"], 0, "{report}");
+    assert!(
+        report["writes_per_second"].as_f64().unwrap() > 0.0,
+        "{report}"
+    );
+    assert!(report["recall_at_10"].as_f64().unwrap() > 0.9, "{report}");
+    let (ok, _, stderr) = common::cli_with(
+        data.path(),
+        data.path(),
+        &[],
+        &["bench", "search", "--n", "10", "--writers", "0"],
+    );
+    assert!(!ok && stderr.contains("--writers"), "{stderr}");
+}
+
 #[test]
 fn eval_retrieval_reports_each_arm_on_a_locomo_slice() {
     let locomo = common::locomo();

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use async_trait::async_trait;
+use futures::StreamExt;
 use rand::{Rng, SeedableRng};
 use serde::Serialize;
 
@@ -179,6 +180,8 @@ pub struct SearchBenchReport {
     pub dimension: usize,
     pub backend: &'static str,
     pub index: &'static str,
+    /// Writes in flight at once during the load (agents writing together).
+    pub writers: usize,
     pub load_seconds: f64,
     pub writes_per_second: f64,
     pub merged_on_load: usize,
@@ -374,6 +377,8 @@ pub struct SearchBench<'a> {
     pub dimension: usize,
     pub queries: usize,
     pub top_k: usize,
+    /// Writes in flight at once during the load (1: one after another).
+    pub writers: usize,
     pub progress: Tick<'a>,
 }
 
@@ -422,35 +427,45 @@ async fn run(
         dimension,
         queries,
         top_k,
+        writers,
         ..
     } = *bench;
     let index =
         Arc::new(EdgeIndex::open(&dir.join("index"), dimension, HnswParams::default()).await?);
     let embedder = Arc::new(RandomEmbedder::new(dimension));
-    let service =
-        MemoryService::start(store, index.clone(), embedder.clone(), bench.rules.clone()).await?;
+    let service = Arc::new(
+        MemoryService::start(store, index.clone(), embedder.clone(), bench.rules.clone()).await?,
+    );
 
     let namespaces = ["alpha", "beta", "gamma", "delta"];
     let types = ["episodic", "semantic", "working"];
     let started = Instant::now();
     let mut merged = 0;
     let mut ids = Vec::with_capacity(n);
-    for i in 0..n {
-        let (namespace, content) = corpus.memory(i, &namespaces);
-        let result = service
-            .write(&WriteRequest {
+    // Each write a task of its own, `writers` of them in flight, results taken in order.
+    let mut results = futures::stream::iter(0..n)
+        .map(|i| {
+            let (namespace, content) = corpus.memory(i, &namespaces);
+            let request = WriteRequest {
                 content,
                 memory_type: Some(types[i % types.len()].to_owned()),
                 importance: Some(0.3 + (i % 7) as f64 / 10.0),
                 namespace: Some(namespace),
                 ..WriteRequest::default()
-            })
-            .await?;
+            };
+            let service = service.clone();
+            tokio::spawn(async move { service.write(&request).await })
+        })
+        .buffered(writers.max(1));
+    let mut written = 0;
+    while let Some(result) = results.next().await {
+        let result = result??;
         if result.status == WriteStatus::Merged {
             merged += 1;
         }
         ids.extend(result.memory_id);
-        (bench.progress)("loading", i as u64 + 1, Some(n as u64));
+        written += 1;
+        (bench.progress)("loading", written, Some(n as u64));
     }
     let load_seconds = started.elapsed().as_secs_f64();
     service.flush().await?;
@@ -497,6 +512,7 @@ async fn run(
         dimension,
         backend: backend.name(),
         index: "qdrant-edge",
+        writers: writers.max(1),
         load_seconds,
         writes_per_second: n as f64 / load_seconds,
         merged_on_load: merged,

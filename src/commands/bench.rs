@@ -36,6 +36,10 @@ pub enum BenchCommand {
         /// The search arms timed: hybrid (the default search), dense or lexical.
         #[arg(long, default_value = "hybrid", value_parser = hindsight::configuration::SearchArms::parse)]
         arms: hindsight::configuration::SearchArms,
+        /// Writes in flight at once while loading, as agents writing together (1: one after
+        /// another).
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=256))]
+        writers: u16,
     },
     /// The configured embedder alone (`--embedder local`): one query at a time, as a search
     /// embeds it, and bulk, as a reindex does, over LoCoMo's turns. `RAYON_NUM_THREADS=1`
@@ -211,6 +215,7 @@ pub async fn run(settings: Settings, command: BenchCommand) -> anyhow::Result<()
             locomo,
             one_namespace,
             arms,
+            writers,
         } => {
             let backends = backends(&backend, &postgres_server)?;
             let corpus = match locomo {
@@ -241,6 +246,7 @@ pub async fn run(settings: Settings, command: BenchCommand) -> anyhow::Result<()
                         dimension,
                         queries,
                         top_k,
+                        writers: usize::from(writers),
                         progress: &|phase, done, total| reporter.tick(phase, done, total),
                     };
                     let report = hindsight::bench::search_bench(dir.path(), backend, &bench)
