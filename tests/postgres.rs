@@ -461,3 +461,60 @@ async fn a_starting_replica_refills_an_empty_shared_index_and_never_drops_one() 
     let _third = service_sharing(&db, index.clone()).await;
     assert_eq!(index.count().await.unwrap(), 2);
 }
+
+/// A bulk import renews the planner's statistics of the tables it fills once it has added
+/// 5,000 rows (a generic plan made on the empty table would scan it for every id lookup):
+/// `pg_class.reltuples` is -1 until a table is first analysed.
+#[tokio::test]
+async fn an_import_analyses_the_tables_it_fills() {
+    use hindsight::domain::{Content, Importance, MemoryType, NewMemory};
+    use hindsight::store::{StoredRow, TransferStore};
+    let db = TestDatabase::create().await;
+    let store = PostgresStore::connect(&db.url, PoolSize { min: 1, max: 2 }, common::test_signer())
+        .await
+        .unwrap();
+    let reltuples = || async {
+        let admin = sqlx::PgPool::connect(&db.url).await.unwrap();
+        let n: f32 =
+            sqlx::query_scalar("SELECT reltuples FROM pg_class WHERE relname = 'memories'")
+                .fetch_one(&admin)
+                .await
+                .unwrap();
+        admin.close().await;
+        n
+    };
+    let batch = |from: usize| -> Vec<StoredRow> {
+        (from..from + 2_000)
+            .map(|i| StoredRow {
+                memory: NewMemory {
+                    id: uuid::Uuid::now_v7(),
+                    namespace: Namespace::parse("bulk").unwrap(),
+                    memory_type: MemoryType::Episodic,
+                    content: Content::parse(&format!("imported row {i}"), 100).unwrap(),
+                    importance: Importance::parse(0.5).unwrap(),
+                    entity: None,
+                    attribute: None,
+                    source: json!(null),
+                    metadata: json!({}),
+                    created_at: chrono::Utc::now(),
+                    occurred_at: chrono::Utc::now(),
+                    expires_at: None,
+                    embedding_model: "test/2".into(),
+                    embedding: vec![0.6, 0.8],
+                }
+                .into_memory(),
+                archived_at: None,
+            })
+            .collect()
+    };
+    for from in [0, 2_000] {
+        assert_eq!(store.import_rows(&batch(from)).await.unwrap().len(), 2_000);
+    }
+    assert!(reltuples().await < 0.0, "analysed before 5,000 rows");
+    assert_eq!(store.import_rows(&batch(4_000)).await.unwrap().len(), 2_000);
+    assert_eq!(
+        reltuples().await,
+        6_000.0,
+        "analysed once 5,000 rows were in"
+    );
+}

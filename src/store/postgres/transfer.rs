@@ -163,10 +163,13 @@ impl TransferStore for PostgresStore {
         }
         let added: Vec<MemoryId> = fresh.iter().map(|r| r.memory.id).collect();
         tx.commit().await?;
-        if self.statistics.due_after(added.len() as u64) {
-            sqlx::query("ANALYZE memories, memory_vectors")
+        if self.statistics.due_after(added.len() as u64)
+            && let Err(e) = sqlx::query("ANALYZE memories, memory_vectors")
                 .execute(self.pool())
-                .await?;
+                .await
+        {
+            // The rows are committed: a slower plan is no reason to report them as not.
+            tracing::warn!(error = %e, "could not renew the planner's statistics during an import");
         }
         Ok(added)
     }
