@@ -3,6 +3,8 @@
 //! with this server's key; and the ids the write-mode import already passed through the write
 //! path, so running an import again changes nothing.
 
+use std::collections::HashSet;
+
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
@@ -37,6 +39,21 @@ impl ExportFilter {
 pub struct StoredRow {
     pub memory: Memory,
     pub archived_at: Option<DateTime<Utc>>,
+}
+
+/// `import_rows`' split of `rows`: those whose id is not `taken` (nor earlier in `rows`), and
+/// of them the hot rows (not archived), for the backend's multi-row insert.
+pub(super) fn fresh_rows(
+    rows: &[StoredRow],
+    mut taken: HashSet<MemoryId>,
+) -> (Vec<&StoredRow>, Vec<&Memory>) {
+    let fresh: Vec<&StoredRow> = rows.iter().filter(|r| taken.insert(r.memory.id)).collect();
+    let hot = fresh
+        .iter()
+        .filter(|r| r.archived_at.is_none())
+        .map(|r| &r.memory)
+        .collect();
+    (fresh, hot)
 }
 
 /// What the write-mode import did with a line: the line's id, and the memory it became or

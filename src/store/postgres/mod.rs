@@ -295,10 +295,11 @@ async fn insert_rows(
     memories: &[&Memory],
 ) -> Result<(), StoreError> {
     use sqlx::Connection;
+    let sql = insert_rows_sql();
     for chunk in memories.chunks(ROWS_PER_INSERT) {
         let signed: Vec<Memory> = chunk.iter().map(|m| signer.signed((*m).clone())).collect();
         let mut savepoint = tx.begin().await?;
-        match bind_columns(sqlx::query(sqlx::AssertSqlSafe(insert_rows_sql())), &signed)
+        match bind_columns(sqlx::query(sqlx::AssertSqlSafe(sql.as_str())), &signed)
             .execute(&mut *savepoint)
             .await
         {

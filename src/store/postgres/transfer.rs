@@ -1,6 +1,5 @@
 //! `TransferStore` on PostgreSQL.
 
-use std::collections::HashSet;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use async_trait::async_trait;
@@ -11,7 +10,7 @@ use super::{ROWS, bind_memory, insert_rows, ms, row_to_memory, without_embedding
 use crate::domain::{Memory, MemoryId, Status};
 use crate::lexical;
 use crate::store::maintenance::ARCHIVE_COLUMNS;
-use crate::store::transfer::{ExportFilter, ImportedLine, StoredRow, TransferStore};
+use crate::store::transfer::{ExportFilter, ImportedLine, StoredRow, TransferStore, fresh_rows};
 use crate::store::{COLUMNS, PostgresStore, StoreError};
 
 /// The archive's rows with their vectors (which live in `memory_vectors` either way).
@@ -121,13 +120,7 @@ impl TransferStore for PostgresStore {
         .bind(&ids)
         .fetch_all(&mut *tx)
         .await?;
-        let mut taken: HashSet<MemoryId> = taken.into_iter().collect();
-        let fresh: Vec<&StoredRow> = rows.iter().filter(|r| taken.insert(r.memory.id)).collect();
-        let hot: Vec<&Memory> = fresh
-            .iter()
-            .filter(|r| r.archived_at.is_none())
-            .map(|r| &r.memory)
-            .collect();
+        let (fresh, hot) = fresh_rows(rows, taken.into_iter().collect());
         insert_rows(&mut tx, &self.signer, &hot).await?;
         for row in &fresh {
             if let Some(at) = row.archived_at {

@@ -1,7 +1,5 @@
 //! `TransferStore` on SQLite.
 
-use std::collections::HashSet;
-
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use sqlx::Row;
@@ -10,7 +8,7 @@ use super::{bind_memory, from_ms, ids_json, insert_rows, ms, parse_ids, row_to_m
 use crate::domain::{Memory, MemoryId, Status};
 use crate::lexical;
 use crate::store::maintenance::ARCHIVE_COLUMNS;
-use crate::store::transfer::{ExportFilter, ImportedLine, StoredRow, TransferStore};
+use crate::store::transfer::{ExportFilter, ImportedLine, StoredRow, TransferStore, fresh_rows};
 use crate::store::{COLUMNS, SqliteStore, StoreError};
 
 #[async_trait]
@@ -81,13 +79,7 @@ impl TransferStore for SqliteStore {
         .bind(ids_json(&ids))
         .fetch_all(&mut *tx)
         .await?;
-        let mut taken: HashSet<MemoryId> = parse_ids(taken)?.into_iter().collect();
-        let fresh: Vec<&StoredRow> = rows.iter().filter(|r| taken.insert(r.memory.id)).collect();
-        let hot: Vec<&Memory> = fresh
-            .iter()
-            .filter(|r| r.archived_at.is_none())
-            .map(|r| &r.memory)
-            .collect();
+        let (fresh, hot) = fresh_rows(rows, parse_ids(taken)?.into_iter().collect());
         insert_rows(&mut tx, &self.signer, &hot).await?;
         for row in &fresh {
             if let Some(at) = row.archived_at {
