@@ -701,6 +701,79 @@ mod embedded_maps {
         let twice: Vec<_> = mapped.iter().filter(|(_, n)| **n > 1).collect();
         assert!(twice.is_empty(), "files mapped more than once: {twice:?}");
     }
+
+    /// KiB resident of the mapped files under `dir` whose path contains `part`, and KiB
+    /// mapped (`/proc/self/smaps`).
+    fn resident_kib(dir: &std::path::Path, part: &str) -> (usize, usize) {
+        let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap();
+        let (mut rss, mut size, mut ours) = (0, 0, false);
+        for line in smaps.lines() {
+            let mut fields = line.split_whitespace();
+            match fields.next() {
+                Some(first) if first.contains('-') && !first.ends_with(':') => {
+                    ours = fields
+                        .nth(4)
+                        .is_some_and(|f| f.starts_with(dir.to_str().unwrap()) && f.contains(part));
+                }
+                Some("Rss:") if ours => rss += fields.next().unwrap().parse::<usize>().unwrap(),
+                Some("Size:") if ours => size += fields.next().unwrap().parse::<usize>().unwrap(),
+                _ => {}
+            }
+        }
+        (rss, size)
+    }
+
+    /// A bulk load's flushed vectors are given back to the kernel (only the build at the
+    /// load's end reads them again), and reading them again finds them intact.
+    #[tokio::test]
+    async fn a_bulk_load_gives_back_its_flushed_vector_pages() {
+        const WIDE: usize = 256;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().canonicalize().unwrap().join("index");
+        let index = EdgeIndex::open(&path, WIDE, HnswParams::default())
+            .await
+            .unwrap();
+        let mut target = None;
+        let points: Vec<IndexPoint> = (0..4_000)
+            .map(|i| {
+                let mut p = point("a", MemoryType::Episodic, Status::Active, i);
+                // Distinct vectors: a pattern of period 101 in `i`, and one axis of 256 raised.
+                p.vector = (0..WIDE)
+                    .map(|d| ((i as usize * 31 + d * 17) % 101) as f32 + 1.0)
+                    .collect();
+                p.vector[i as usize % WIDE] += 1_000.0;
+                if i == 1_234 {
+                    target = Some((p.id, p.vector.clone()));
+                }
+                p
+            })
+            .collect();
+        index.upsert_bulk(points).await.unwrap();
+        let (written, mapped) = resident_kib(&path, "vector_storage/");
+        // 4,000 × 256 floats: 4,000 KiB of vectors, all written through the map.
+        assert!(
+            written >= 3_900,
+            "the appended vectors are resident before the flush: {written} of {mapped} KiB"
+        );
+        index.flush().await.unwrap();
+        let (left, _) = resident_kib(&path, "vector_storage/");
+        assert!(
+            left < written / 4,
+            "after the flush {left} of {written} KiB are still resident"
+        );
+
+        let (id, vector) = target.unwrap();
+        let hits = index
+            .search(IndexQuery {
+                vector,
+                limit: 1,
+                ..query("a")
+            })
+            .await
+            .unwrap();
+        assert_eq!(ids(&hits), vec![id]);
+        assert!(hits[0].score > 0.999, "{hits:?}");
+    }
 }
 
 /// The embedded engine's WAL, which it reads in full at each load but never truncates: the

@@ -61,6 +61,22 @@ pub fn map_each_file_once() -> bool {
 
 const WAL_PATH: &str = "wal";
 impl EdgeShard {
+    /// hindsight patch (see vendor/README.md): give back the memory-mapped pages of every
+    /// segment's vectors. After a flush the pages written so far are clean, and the kernel
+    /// drops them; a bulk load calls this after each flush so that what it has written does
+    /// not stay resident until the build at its end reads it again. Segments being optimised
+    /// are skipped.
+    pub fn release_vector_pages(&self) -> OperationResult<()> {
+        for (_, segment) in self.segments.read().iter() {
+            if let crate::shard::locked_segment::LockedSegment::Original(segment) = segment {
+                for vector_data in segment.read().vector_data.values() {
+                    vector_data.vector_storage.borrow().clear_cache()?;
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Create a new edge shard at `path` with the given configuration.
     ///
     /// Fails if the shard already exists (i.e. the segments directory contains any segment).

@@ -12,6 +12,10 @@ use crate::segment::types::CompactExtendedPointId;
 use crate::segment::vector_storage::{VectorStorageEnum, VectorStorageRead};
 
 const BATCH_SIZE: usize = 256;
+/// hindsight patch (see vendor/README.md): points read between two releases of the source
+/// storages' memory-mapped pages, so a segment build's copy holds a few MB of its sources
+/// resident rather than all of them.
+const RELEASE_EVERY: usize = BATCH_SIZE * 64;
 
 /// Define location of the point source during segment construction.
 pub struct PointData {
@@ -67,6 +71,13 @@ impl<'a> BatchedVectorReader<'a> {
     ///  (vec, vector_deleted)
     /// ```
     fn refill_buffer(&mut self) {
+        if self.position > 0 && self.position.is_multiple_of(RELEASE_EVERY) {
+            for source_vector_storage in self.source_vector_storages {
+                if let Err(err) = source_vector_storage.clear_cache() {
+                    log::debug!("Failed to release source vector pages: {err}");
+                }
+            }
+        }
         let start_pos = self.position;
         let end_pos = min(self.position + BATCH_SIZE, self.points_to_insert.len());
 

@@ -392,6 +392,15 @@ impl SegmentBuilder {
                 .vector_storage
                 .update_from(&mut vectors_iter, stopped)?;
 
+            // hindsight patch (see vendor/README.md): give back the pages this copy read and
+            // wrote now, not once the whole segment is built. Otherwise every source segment's
+            // vectors and every copied one stay resident together through quantization and the
+            // HNSW build; the pages are read again from disk only where they are needed.
+            for other_vector_storage in &other_vector_storages {
+                other_vector_storage.clear_cache()?;
+            }
+            vector_data.vector_storage.clear_cache()?;
+
             if new_internal_range != internal_range {
                 debug_assert!(
                     new_internal_range != internal_range,
@@ -575,6 +584,14 @@ impl SegmentBuilder {
                 stopped,
                 progress_quantization,
             )?;
+
+            // hindsight patch (see vendor/README.md): quantization has read the float vectors;
+            // the HNSW build scores with the quantized copies, so release the float pages.
+            for vector_info in vector_data.values() {
+                if vector_info.vector_storage.is_on_disk() {
+                    vector_info.vector_storage.clear_cache()?;
+                }
+            }
 
             let mut vector_storages_arc = HashMap::new();
             let mut old_indices = HashMap::new();

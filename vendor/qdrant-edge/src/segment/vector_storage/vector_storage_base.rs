@@ -197,6 +197,10 @@ pub trait DenseVectorStorage<T: PrimitiveVectorElement>: VectorStorageRead {
         })
     }
 
+    /// hindsight patch (see vendor/README.md): give back the memory-mapped pages a sequential
+    /// pass has read so far. A no-op where the vectors are not memory-mapped.
+    fn release_read_pages(&self) {}
+
     /// Get layout for a single vector
     fn get_dense_vector_layout(&self) -> OperationResult<Layout> {
         Layout::array::<T>(self.vector_dim())

@@ -219,6 +219,12 @@ where
         self.vectors.as_ref().unwrap().dim
     }
 
+    fn release_read_pages(&self) {
+        if let Err(err) = self.clear_cache() {
+            log::debug!("Failed to release vector storage pages: {err}");
+        }
+    }
+
     fn get_dense<P: AccessPattern>(&self, key: PointOffsetType) -> Cow<'_, [T]> {
         self.vectors
             .as_ref()

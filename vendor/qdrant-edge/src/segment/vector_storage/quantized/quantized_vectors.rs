@@ -754,11 +754,18 @@ impl QuantizedVectors {
         let count = vector_storage.total_vector_count();
         let distance = vector_storage.distance();
         let datatype = vector_storage.datatype();
-        let vectors = (0..count as PointOffsetType).map(|i| {
+        let on_disk_vector_storage = vector_storage.is_on_disk();
+        // hindsight patch (see vendor/README.md): a memory-mapped storage's pages are given
+        // back every 32 MiB read, so quantizing a segment does not make all of its float
+        // vectors resident at once.
+        let release_every = (32 << 20) / (dim * std::mem::size_of::<TElement>()).max(1);
+        let vectors = (0..count as PointOffsetType).map(move |i| {
+            if on_disk_vector_storage && i > 0 && i as usize % release_every.max(1) == 0 {
+                vector_storage.release_read_pages();
+            }
             let vector = vector_storage.get_dense::<Sequential>(i);
             PrimitiveVectorElement::quantization_preprocess(quantization_config, distance, vector)
         });
-        let on_disk_vector_storage = vector_storage.is_on_disk();
 
         let vector_parameters = Self::construct_vector_parameters(
             quantization_config,

@@ -624,6 +624,10 @@ fn condition_points(
     })
 }
 
+/// hindsight patch (see vendor/README.md): points linked between releases of the float
+/// vectors' memory-mapped pages during a per-payload-block build.
+const RELEASE_VECTOR_PAGES_EVERY: u64 = 16_384;
+
 #[allow(clippy::too_many_arguments)]
 #[allow(unused_variables)]
 #[allow(clippy::needless_pass_by_ref_mut)]
@@ -686,7 +690,14 @@ fn build_filtered_graph(
 
         graph_layers_builder.link_new_point(block_point_id, points_scorer);
 
-        counter.fetch_add(1, Ordering::Relaxed);
+        // hindsight patch (see vendor/README.md): each point's own float vector is read once
+        // to score it against the quantized ones; give those pages back as the build goes,
+        // so a build does not end with every float vector of the segment resident.
+        if counter.fetch_add(1, Ordering::Relaxed) % RELEASE_VECTOR_PAGES_EVERY == 0
+            && vector_storage.is_on_disk()
+        {
+            vector_storage.clear_cache()?;
+        }
 
         Ok::<_, OperationError>(())
     };
