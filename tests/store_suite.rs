@@ -1406,7 +1406,7 @@ async fn sqlite_upgrade_fills_the_lexical_index_of_existing_rows() {
         .await
         .unwrap();
     sqlx::query("INSERT INTO memories_fts (memories_fts, rank) VALUES ('integrity-check', 1)")
-        .execute(store.pool())
+        .execute(store.writer())
         .await
         .expect("FTS5 index matches the rows");
     let mut found = lexical_ids(&store, &lexical("default", "backups")).await;
@@ -1529,7 +1529,7 @@ async fn sqlite_reindexes_terms_made_under_older_rules() {
         let store = SqliteStore::open(&path, common::signer(path.parent().unwrap()))
             .await
             .unwrap();
-        let pool = store.pool().clone();
+        let pool = store.writer().clone();
         seed_unstemmed_terms(&store, async |table, id, terms| {
             sqlx::query(sqlx::AssertSqlSafe(format!(
                 "UPDATE {table} SET lexical = ?2 WHERE id = ?1"

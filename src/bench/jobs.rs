@@ -215,7 +215,7 @@ async fn bulk_load(loader: &Loader, rows: usize, dimension: usize) -> Result<(),
             .bind(recent.timestamp_millis())
             .bind(due.timestamp_millis())
             .bind((dimension * 4) as i64)
-            .execute(sqlite.pool())
+            .execute(sqlite.writer())
             .await?;
             return Ok(());
         }

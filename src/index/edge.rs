@@ -241,7 +241,7 @@ fn stored_dimension(config: &EdgeConfig) -> Option<usize> {
 /// Since `m = 0` (see `config`) they are the only links there are.
 fn keyword() -> PayloadFieldSchema {
     PayloadFieldSchema::FieldParams(PayloadSchemaParams::Keyword(KeywordIndexParams {
-        is_tenant: Some(false),
+        is_tenant: Some(true),
         enable_hnsw: Some(true),
         ..Default::default()
     }))

@@ -22,7 +22,7 @@ impl AuditStore for SqliteStore {
         .bind(serde_json::to_string(&entry.ids).unwrap_or_else(|_| "[]".to_owned()))
         .bind(&entry.outcome)
         .bind(&entry.detail)
-        .execute(self.pool())
+        .execute(&self.writer)
         .await?;
         Ok(())
     }
@@ -62,7 +62,7 @@ impl AuditStore for SqliteStore {
     async fn prune_audit(&self, before: DateTime<Utc>) -> Result<u64, StoreError> {
         Ok(sqlx::query("DELETE FROM audit WHERE at < ?1")
             .bind(ms(before))
-            .execute(self.pool())
+            .execute(&self.writer)
             .await?
             .rows_affected())
     }

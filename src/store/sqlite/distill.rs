@@ -85,7 +85,7 @@ impl DistillStore for SqliteStore {
     }
 
     async fn record_cluster(&self, cluster: &DistilledCluster) -> Result<bool, StoreError> {
-        let mut tx = self.pool().begin_with("BEGIN IMMEDIATE").await?;
+        let mut tx = self.writer.begin_with("BEGIN IMMEDIATE").await?;
         let fresh = sqlx::query(
             "INSERT INTO distilled_clusters (fingerprint, namespace, outcome, created_at) \
              VALUES (?1, ?2, ?3, ?4) ON CONFLICT (fingerprint) DO NOTHING",
@@ -220,7 +220,7 @@ impl DistillStore for SqliteStore {
         .bind(&review.content)
         .bind(review.memory_id.map(|m| m.to_string()))
         .bind(ms(review.at))
-        .fetch_optional(self.pool())
+        .fetch_optional(&self.writer)
         .await?;
         row.as_ref().map(row_to_candidate).transpose()
     }

@@ -86,7 +86,7 @@ impl IntegrityStore for SqliteStore {
     }
 
     async fn resign(&self, table: RowTable, ids: &[MemoryId]) -> Result<u64, StoreError> {
-        let mut tx = self.pool().begin_with("BEGIN IMMEDIATE").await?;
+        let mut tx = self.writer.begin_with("BEGIN IMMEDIATE").await?;
         let signed = resign_ids(&mut tx, &self.signer, table, ids).await?;
         tx.commit().await?;
         Ok(signed)
@@ -111,7 +111,7 @@ impl IntegrityStore for SqliteStore {
             .bind(&row.namespace)
             .bind(&row.reason)
             .bind(ms(row.detected_at))
-            .execute(self.pool())
+            .execute(&self.writer)
             .await?;
         }
         Ok(())
@@ -149,7 +149,7 @@ impl IntegrityStore for SqliteStore {
         )
         .bind(table.as_str())
         .bind(ids_json(ids))
-        .execute(self.pool())
+        .execute(&self.writer)
         .await?;
         Ok(())
     }

@@ -47,7 +47,7 @@ impl RunLedger for SqliteStore {
         .bind(ms(scheduled_for))
         .bind(node)
         .bind(ms(at))
-        .fetch_optional(self.pool())
+        .fetch_optional(&self.writer)
         .await?)
     }
 
@@ -68,7 +68,7 @@ impl RunLedger for SqliteStore {
         .bind(stats.to_string())
         .bind(error)
         .bind(ms(at))
-        .execute(self.pool())
+        .execute(&self.writer)
         .await?;
         Ok(())
     }
@@ -82,7 +82,7 @@ impl RunLedger for SqliteStore {
         )
         .bind(serde_json::to_string(runs).unwrap_or_default())
         .bind(ms(at))
-        .execute(self.pool())
+        .execute(&self.writer)
         .await?;
         Ok(())
     }
@@ -98,7 +98,7 @@ impl RunLedger for SqliteStore {
         )
         .bind(ms(heartbeat_before))
         .bind(ms(at))
-        .execute(self.pool())
+        .execute(&self.writer)
         .await?
         .rows_affected())
     }

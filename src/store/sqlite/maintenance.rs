@@ -57,7 +57,7 @@ impl MaintenanceStore for SqliteStore {
         limit: i64,
         at: DateTime<Utc>,
     ) -> Result<Vec<MemoryId>, StoreError> {
-        let mut tx = self.pool().begin_with("BEGIN IMMEDIATE").await?;
+        let mut tx = self.writer.begin_with("BEGIN IMMEDIATE").await?;
         let ids = oldest_cold(&mut tx, cold, None, limit).await?;
         move_to_archive(&mut tx, &ids, at).await?;
         tx.commit().await?;
@@ -71,7 +71,7 @@ impl MaintenanceStore for SqliteStore {
         limit: i64,
         at: DateTime<Utc>,
     ) -> Result<RestoreBatch, StoreError> {
-        let mut tx = self.pool().begin_with("BEGIN IMMEDIATE").await?;
+        let mut tx = self.writer.begin_with("BEGIN IMMEDIATE").await?;
         let (filter, key) = match selector {
             RestoreSelector::Ids(ids) => ("id IN (SELECT value FROM json_each(?1))", ids_json(ids)),
             RestoreSelector::Namespace(namespace) => ("namespace = ?1", namespace.clone()),
@@ -127,7 +127,7 @@ impl MaintenanceStore for SqliteStore {
         limit: i64,
         at: DateTime<Utc>,
     ) -> Result<Option<ArchiveBatch>, StoreError> {
-        let mut tx = self.pool().begin_with("BEGIN IMMEDIATE").await?;
+        let mut tx = self.writer.begin_with("BEGIN IMMEDIATE").await?;
         let namespace: Option<String> = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
             "SELECT namespace FROM memories WHERE {COLD} ORDER BY created_at, id LIMIT 1"
         )))
@@ -209,7 +209,7 @@ impl MaintenanceStore for SqliteStore {
     }
 
     async fn finish_export(&self, key: &str, at: DateTime<Utc>) -> Result<u64, StoreError> {
-        let mut tx = self.pool().begin_with("BEGIN IMMEDIATE").await?;
+        let mut tx = self.writer.begin_with("BEGIN IMMEDIATE").await?;
         let in_batch =
             "SELECT j.value FROM archive_batches AS b, json_each(b.ids) AS j WHERE b.key = ?1";
         sqlx::query(sqlx::AssertSqlSafe(format!(
@@ -241,7 +241,7 @@ impl MaintenanceStore for SqliteStore {
     }
 
     async fn unpack(&self, rows: &[ArchivedRow]) -> Result<u64, StoreError> {
-        let mut tx = self.pool().begin_with("BEGIN IMMEDIATE").await?;
+        let mut tx = self.writer.begin_with("BEGIN IMMEDIATE").await?;
         let mut added = 0;
         for row in rows {
             // Whatever an object says, what goes back into the table is archived.
@@ -296,7 +296,7 @@ impl MaintenanceStore for SqliteStore {
         ids: &[MemoryId],
         at: DateTime<Utc>,
     ) -> Result<Vec<MemoryId>, StoreError> {
-        let mut tx = self.pool().begin_with("BEGIN IMMEDIATE").await?;
+        let mut tx = self.writer.begin_with("BEGIN IMMEDIATE").await?;
         let active: Vec<String> = sqlx::query_scalar(
             "SELECT id FROM memories WHERE status = 'active' \
              AND id IN (SELECT value FROM json_each(?1))",
@@ -357,7 +357,7 @@ impl MaintenanceStore for SqliteStore {
         removed: &[MemoryId],
         object_gone: bool,
     ) -> Result<(), StoreError> {
-        let mut tx = self.pool().begin_with("BEGIN IMMEDIATE").await?;
+        let mut tx = self.writer.begin_with("BEGIN IMMEDIATE").await?;
         if object_gone {
             for sql in [
                 "DELETE FROM archive_exported WHERE batch_key = ?1",
@@ -394,7 +394,7 @@ impl MaintenanceStore for SqliteStore {
         sqlx::query("UPDATE archive_batches SET state = ?2 WHERE key = ?1")
             .bind(key)
             .bind(state.as_str())
-            .execute(self.pool())
+            .execute(&self.writer)
             .await?;
         Ok(())
     }

@@ -28,12 +28,12 @@ impl MemoryStore for SqliteStore {
     async fn insert(&self, memory: &Memory) -> Result<Inserted, StoreError> {
         let (Some(entity), Some(attribute)) = (&memory.entity, &memory.attribute) else {
             // Not a fact: nothing to supersede, so one autocommitted statement will do.
-            insert_row(&self.pool, &self.signer, memory).await?;
+            insert_row(&self.writer, &self.signer, memory).await?;
             return Ok(Inserted::default());
         };
         // IMMEDIATE takes the write lock up front: writers queue here, so the supersede below
         // sees every fact committed before it (and no deadlock-prone lock upgrade mid-way).
-        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let mut tx = self.writer.begin_with("BEGIN IMMEDIATE").await?;
         let now = memory.created_at.max(memory.updated_at);
         let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
             "UPDATE memories SET status = 'deprecated', deprecated_at = ?1, \
@@ -78,7 +78,7 @@ impl MemoryStore for SqliteStore {
     }
 
     async fn merge(&self, update: &MergeUpdate) -> Result<Option<Memory>, StoreError> {
-        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let mut tx = self.writer.begin_with("BEGIN IMMEDIATE").await?;
         let (content, embedding) = match &update.replace_content {
             Some((content, embedding)) => {
                 (Some(content.as_str()), Some(embedding_to_bytes(embedding)))
@@ -307,7 +307,7 @@ impl MemoryStore for SqliteStore {
                 exported,
             ]
         };
-        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let mut tx = self.writer.begin_with("BEGIN IMMEDIATE").await?;
         let mut found: [Vec<MemoryId>; 3] = Default::default();
         for (sql, ids) in statements.into_iter().zip(found.iter_mut()) {
             let rows: Vec<String> = sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
@@ -374,7 +374,7 @@ impl MemoryStore for SqliteStore {
                  WHERE id IN ({due}) RETURNING {COLUMNS}"
             )
         };
-        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let mut tx = self.writer.begin_with("BEGIN IMMEDIATE").await?;
         let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
             .bind(ms(now))
             .bind(limit)
@@ -419,7 +419,7 @@ impl MemoryStore for SqliteStore {
              WHERE index_delete_pending = 1 AND id IN (SELECT value FROM json_each(?1))",
         )
         .bind(ids_json(ids))
-        .execute(&self.pool)
+        .execute(&self.writer)
         .await?;
         Ok(())
     }
@@ -465,7 +465,7 @@ impl MemoryStore for SqliteStore {
             .bind(id.to_string())
             .bind(model)
             .bind(embedding_to_bytes(embedding))
-            .execute(&self.pool)
+            .execute(&self.writer)
             .await?;
         Ok(())
     }
@@ -489,7 +489,7 @@ impl MemoryStore for SqliteStore {
         )
         .bind(key)
         .bind(value)
-        .execute(&self.pool)
+        .execute(&self.writer)
         .await?;
         Ok(())
     }

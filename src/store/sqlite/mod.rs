@@ -33,7 +33,13 @@ use crate::store::{
 };
 
 pub struct SqliteStore {
+    /// Reads (several at once: WAL readers never wait for the writer).
     pool: SqlitePool,
+    /// Every write, on one connection: this process's writers queue for it in order. On the
+    /// shared pool they raced for SQLite's write lock, and a loser's busy handler slept 1, 2,
+    /// 5… ms however soon the lock was free again: `bench search --n 100000 --dimension 512
+    /// --writers 8` made 1.5 such sleeps a write and left a quarter of the CPU idle.
+    writer: SqlitePool,
     document_frequencies: StatsCache<i64>,
     signer: Signer,
 }
@@ -49,13 +55,18 @@ impl SqliteStore {
             .synchronous(SqliteSynchronous::Normal)
             .busy_timeout(Duration::from_secs(10))
             .foreign_keys(true);
+        let writer = SqlitePoolOptions::new()
+            .max_connections(1)
+            .connect_with(options.clone())
+            .await?;
+        sqlx::migrate!("./migrations/sqlite").run(&writer).await?;
         let pool = SqlitePoolOptions::new()
             .max_connections(4)
             .connect_with(options)
             .await?;
-        sqlx::migrate!("./migrations/sqlite").run(&pool).await?;
         let store = Self {
             pool,
+            writer,
             document_frequencies: StatsCache::default(),
             signer,
         };
@@ -85,7 +96,7 @@ impl SqliteStore {
                 .await?;
                 let Some((last, _)) = rows.last() else { break };
                 after = Some(last.clone());
-                let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+                let mut tx = self.writer.begin_with("BEGIN IMMEDIATE").await?;
                 for (row, content) in &rows {
                     sqlx::query(sqlx::AssertSqlSafe(format!(
                         "UPDATE {table} SET lexical = ?2 WHERE {key} = CAST(?1 AS {kind})",
@@ -114,7 +125,7 @@ impl SqliteStore {
             if rows.is_empty() {
                 return Ok(());
             }
-            let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+            let mut tx = self.writer.begin_with("BEGIN IMMEDIATE").await?;
             for (seq, content) in &rows {
                 sqlx::query("UPDATE memories SET lexical = ?2 WHERE seq = ?1 AND lexical IS NULL")
                     .bind(seq)
@@ -126,8 +137,14 @@ impl SqliteStore {
         }
     }
 
+    /// The readers' pool.
     pub fn pool(&self) -> &SqlitePool {
         &self.pool
+    }
+
+    /// The writer's pool (one connection).
+    pub fn writer(&self) -> &SqlitePool {
+        &self.writer
     }
 
     /// The query terms to match, and the BM25 scale of the match (`LexicalHits::full_match`).
@@ -186,7 +203,7 @@ impl SqliteStore {
         if rows.is_empty() {
             return Ok(());
         }
-        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let mut tx = self.writer.begin_with("BEGIN IMMEDIATE").await?;
         for chunk in rows.chunks(1_000) {
             sqlx::query(sql)
                 .bind(Value::Array(chunk.to_vec()).to_string())

@@ -44,7 +44,7 @@ impl QuarantineStore for SqliteStore {
         .bind(&item.kind)
         .bind(item.request.to_string())
         .bind(ms(item.created_at))
-        .execute(self.pool())
+        .execute(&self.writer)
         .await?;
         Ok(())
     }
@@ -94,7 +94,7 @@ impl QuarantineStore for SqliteStore {
         .bind(&decision.note)
         .bind(decision.memory_id.map(|m| m.to_string()))
         .bind(ms(decision.at))
-        .fetch_optional(self.pool())
+        .fetch_optional(&self.writer)
         .await?;
         row.as_ref().map(row_to_item).transpose()
     }

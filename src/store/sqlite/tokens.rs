@@ -38,7 +38,7 @@ impl TokenStore for SqliteStore {
         .bind(grants)
         .bind(i64::from(token.operator))
         .bind(ms(token.created_at))
-        .execute(self.pool())
+        .execute(&self.writer)
         .await
         .map_err(|e| create_error(e, &token.name))?;
         Ok(())
@@ -62,7 +62,7 @@ impl TokenStore for SqliteStore {
         )
         .bind(name)
         .bind(ms(at))
-        .fetch_optional(self.pool())
+        .fetch_optional(&self.writer)
         .await?;
         row.as_ref().map(row_to_token).transpose()
     }

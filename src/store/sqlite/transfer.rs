@@ -70,7 +70,7 @@ impl TransferStore for SqliteStore {
             return Ok(vec![]);
         }
         let ids: Vec<MemoryId> = rows.iter().map(|r| r.memory.id).collect();
-        let mut tx = self.pool().begin_with("BEGIN IMMEDIATE").await?;
+        let mut tx = self.writer.begin_with("BEGIN IMMEDIATE").await?;
         let taken: Vec<String> = sqlx::query_scalar(
             "SELECT id FROM memories WHERE id IN (SELECT value FROM json_each(?1)) \
              UNION SELECT id FROM memories_archive WHERE id IN (SELECT value FROM json_each(?1)) \
@@ -129,7 +129,7 @@ impl TransferStore for SqliteStore {
         lines: &[ImportedLine],
         at: DateTime<Utc>,
     ) -> Result<(), StoreError> {
-        let mut tx = self.pool().begin().await?;
+        let mut tx = self.writer.begin_with("BEGIN IMMEDIATE").await?;
         for line in lines {
             sqlx::query(
                 "INSERT INTO imports (line_id, memory_id, outcome, imported_at) \
