@@ -238,12 +238,15 @@ fn stored_dimension(config: &EdgeConfig) -> Option<usize> {
 /// namespaces): recall@10 at 100k 0.08 → 0.67, at 1M 0.008 without them; import 64 → 78 s
 /// (the links are built with the graph); HTTP search p50 7.8 → 5.5 ms. (An earlier measure
 /// without recall, with `is_tenant` too, had seen p50 3.3 → 4.9 ms and chose without.)
-/// Since `m = 0` (see `config`) they are the only links there are. A tenant key: the optimiser
-/// then orders a built segment's points by scope, so a scope's scan and link build read
-/// contiguous memory (`bench search --writers 8` at 100k: 1,206 → 1,349 writes/s, one run).
+/// Since `m = 0` (see `config`) they are the only links there are. Not a tenant key (which
+/// orders a built segment's points by scope): one run on one machine had seen writes 1,206 →
+/// 1,349/s, but side by side on another (`bench search --n 100000 --dimension 512 --writers 8`,
+/// 2 cores) it was 699–860 writes/s over four runs against 887–946 over two without, and
+/// search p99 31–53 against 6–11 ms; `bench import --locomo` at 100k unchanged (18.6–20.1 s
+/// against 20.6 s, peak RSS 298–308 MB both, hit@10 0.648 and recall@10 0.996 both).
 fn keyword() -> PayloadFieldSchema {
     PayloadFieldSchema::FieldParams(PayloadSchemaParams::Keyword(KeywordIndexParams {
-        is_tenant: Some(true),
+        is_tenant: Some(false),
         enable_hnsw: Some(true),
         ..Default::default()
     }))
