@@ -22,7 +22,7 @@ use super::{
     BenchBackend, BenchError, RandomEmbedder, ScratchDatabase, Tick, found_in_top_10,
     locomo_turn_at, percentile, status_mb,
 };
-use crate::domain::{MemoryId, MemoryType, Status};
+use crate::domain::{MemoryId, MemoryType};
 use crate::embed::{BuiltinEmbedder, Embedder};
 use crate::index::{EdgeIndex, HnswParams};
 use crate::transfer::{FORMAT_VERSION, Header, MemoryLine};
@@ -338,28 +338,11 @@ fn write_file(
         let id = uuid::Uuid::now_v7();
         ids.push(id);
         let line = MemoryLine {
-            id,
-            namespace,
-            memory_type: MemoryType::Episodic,
-            content,
-            importance: 0.5,
-            status: Status::Active,
-            entity: None,
-            attribute: None,
             source,
-            merged_sources: json!([]),
-            metadata: json!({}),
-            created_at: now,
             occurred_at: occurred_at.unwrap_or(now),
-            updated_at: now,
-            expires_at: None,
-            last_accessed_at: None,
-            access_count: 0,
-            deprecated_at: None,
-            deprecated_by: None,
             embedding_model: embedder.to_owned(),
-            archived_at: None,
             embedding,
+            ..MemoryLine::new_active(id, namespace, MemoryType::Episodic, content, now)
         };
         serde_json::to_writer(&mut out, &line)?;
         out.write_all(b"\n")?;

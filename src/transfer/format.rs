@@ -102,6 +102,42 @@ fn empty_object() -> Value {
 }
 
 impl MemoryLine {
+    /// A new active memory as a line, every other column at a fresh write's value (times
+    /// `now`, no history, no vector): what an import from a peer or a generated file starts
+    /// from.
+    pub fn new_active(
+        id: MemoryId,
+        namespace: String,
+        memory_type: MemoryType,
+        content: String,
+        now: DateTime<Utc>,
+    ) -> Self {
+        Self {
+            id,
+            namespace,
+            memory_type,
+            content,
+            importance: 0.5,
+            status: Status::Active,
+            entity: None,
+            attribute: None,
+            source: Value::Null,
+            merged_sources: empty_array(),
+            metadata: empty_object(),
+            created_at: now,
+            occurred_at: now,
+            updated_at: now,
+            expires_at: None,
+            last_accessed_at: None,
+            access_count: 0,
+            deprecated_at: None,
+            deprecated_by: None,
+            embedding_model: String::new(),
+            archived_at: None,
+            embedding: None,
+        }
+    }
+
     /// A stored row as a line; `archived_at` for a row of the archive table.
     pub fn from_row(row: Memory, archived_at: Option<DateTime<Utc>>, with_vector: bool) -> Self {
         Self {

@@ -90,30 +90,7 @@ fn derived_id(parts: &[&str]) -> MemoryId {
 }
 
 fn line(id: MemoryId, namespace: &str, content: String, now: DateTime<Utc>) -> MemoryLine {
-    MemoryLine {
-        id,
-        namespace: namespace.to_owned(),
-        memory_type: MemoryType::Semantic,
-        content,
-        importance: 0.5,
-        status: Status::Active,
-        entity: None,
-        attribute: None,
-        source: Value::Null,
-        merged_sources: json!([]),
-        metadata: json!({}),
-        created_at: now,
-        occurred_at: now,
-        updated_at: now,
-        expires_at: None,
-        last_accessed_at: None,
-        access_count: 0,
-        deprecated_at: None,
-        deprecated_by: None,
-        embedding_model: String::new(),
-        archived_at: None,
-        embedding: None,
-    }
+    MemoryLine::new_active(id, namespace.to_owned(), MemoryType::Semantic, content, now)
 }
 
 fn text_field<'a>(record: &'a Value, field: &str) -> Option<&'a str> {
