@@ -242,7 +242,7 @@ fn stored_dimension(config: &EdgeConfig) -> Option<usize> {
 /// orders a built segment's points by scope): one run on one machine had seen writes 1,206 →
 /// 1,349/s, but side by side on another (`bench search --n 100000 --dimension 512 --writers 8`,
 /// 2 cores) it was 699–860 writes/s over four runs against 887–946 over two without, and
-/// search p99 31–53 against 6–11 ms; `bench import --locomo` at 100k unchanged (18.6–20.1 s
+/// search p99 31–40 against 6–11 ms; `bench import --locomo` at 100k unchanged (18.6–20.1 s
 /// against 20.6 s, peak RSS 298–308 MB both, hit@10 0.648 and recall@10 0.996 both).
 fn keyword() -> PayloadFieldSchema {
     PayloadFieldSchema::FieldParams(PayloadSchemaParams::Keyword(KeywordIndexParams {
