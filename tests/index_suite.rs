@@ -569,8 +569,12 @@ mod embedded_graph {
 
     /// Pseudo-random unit vectors, the same for a seed.
     fn random_vector(seed: u64) -> Vec<f32> {
+        random_vector_of(seed, DIM)
+    }
+
+    fn random_vector_of(seed: u64, dimension: usize) -> Vec<f32> {
         let mut x = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
-        let v: Vec<f32> = (0..DIM)
+        let v: Vec<f32> = (0..dimension)
             .map(|_| {
                 x = x
                     .wrapping_mul(6_364_136_223_846_793_005)
@@ -651,6 +655,98 @@ mod embedded_graph {
                     p.namespace == "a" && (from..=to).contains(&p.occurred_at)
                 })
                 .await;
+            }
+        }
+        let recall = found as f64 / wanted as f64;
+        assert!(recall >= 0.9, "recall@10 {recall} against brute force");
+    }
+
+    /// A store that grows a thousand points at a time and is optimised after each step, as a
+    /// daemon's is, with points updated and deleted in between. Each merge keeps the links its
+    /// old segment had within a scope and links only the points new to it or changed (a vendor
+    /// patch, vendor/README.md): searches must still find what brute force over the current
+    /// points finds, and never a deleted point or an updated one's old vector.
+    #[tokio::test]
+    async fn a_store_merged_step_by_step_keeps_its_recall() {
+        let dir = tempfile::tempdir().unwrap();
+        // 64 dimensions, where a graph walk can miss (at 8 every walk was exact): 256 bytes a
+        // vector, so 128 KiB makes 512 points the full-scan threshold.
+        const DIMENSION: usize = 64;
+        let params = HnswParams {
+            full_scan_kb: 128,
+            indexing_threshold_kb: 128,
+            ..HnswParams::default()
+        };
+        let index = EdgeIndex::open(&dir.path().join("index"), DIMENSION, params)
+            .await
+            .unwrap();
+        let scopes = [("a", MemoryType::Episodic), ("b", MemoryType::Semantic)];
+        let mut current: Vec<IndexPoint> = Vec::new();
+        let mut seed = 0u64;
+        for step in 0..6 {
+            let mut batch = Vec::new();
+            for (namespace, memory_type) in scopes {
+                for i in 0..500 {
+                    let mut p = point(namespace, memory_type, Status::Active, step * 500 + i);
+                    seed += 1;
+                    p.vector = random_vector_of(seed, DIMENSION);
+                    batch.push(p);
+                }
+            }
+            // From the second step on, 40 earlier points get new vectors and 40 are deleted.
+            if step > 0 {
+                for p in current.iter_mut().skip(step as usize).step_by(25).take(40) {
+                    seed += 1;
+                    p.vector = random_vector_of(seed, DIMENSION);
+                    batch.push(p.clone());
+                }
+                let gone: Vec<Uuid> = current
+                    .iter()
+                    .skip(step as usize + 7)
+                    .step_by(25)
+                    .take(40)
+                    .map(|p| p.id)
+                    .collect();
+                index.delete(gone.clone()).await.unwrap();
+                current.retain(|p| !gone.contains(&p.id));
+            }
+            let updated: Vec<Uuid> = batch.iter().map(|p| p.id).collect();
+            current.retain(|p| !updated.contains(&p.id));
+            current.extend(batch.iter().cloned());
+            index.upsert_bulk(batch).await.unwrap();
+            index.optimize().await.unwrap();
+        }
+        assert_eq!(index.count().await.unwrap(), current.len());
+
+        let (mut found, mut wanted) = (0, 0);
+        for (namespace, memory_type) in scopes {
+            for q in 0..20 {
+                let mut query = query(namespace);
+                query.vector = random_vector_of(1_000_000 + q, DIMENSION);
+                let mut best: Vec<(f32, Uuid)> = current
+                    .iter()
+                    .filter(|p| p.namespace == namespace && p.memory_type == memory_type)
+                    .map(|p| (cosine(&query.vector, &p.vector), p.id))
+                    .collect();
+                best.sort_by(|a, b| b.0.total_cmp(&a.0));
+                let hits = index.search(query.clone()).await.unwrap();
+                assert_eq!(hits.len(), 10, "every search has 10 points to find");
+                for hit in &hits {
+                    let p = current
+                        .iter()
+                        .find(|p| p.id == hit.id)
+                        .unwrap_or_else(|| panic!("hit {} is a deleted point", hit.id));
+                    let exact = cosine(&query.vector, &p.vector);
+                    assert!(
+                        (hit.score - exact).abs() < 1e-3,
+                        "hit {} scored {} against its current vector's {exact}",
+                        hit.id,
+                        hit.score
+                    );
+                }
+                let got = ids(&hits);
+                wanted += 10;
+                found += best[..10].iter().filter(|(_, id)| got.contains(id)).count();
             }
         }
         let recall = found as f64 / wanted as f64;

@@ -15,7 +15,7 @@ use rand::Rng;
 use rayon::ThreadPool;
 use rayon::prelude::*;
 
-use super::old_index::OldIndexCandidate;
+use super::old_index::{OldIndex, OldIndexCandidate};
 use super::telemetry::HNSWSearchesTelemetry;
 use super::{
     FINISH_MAIN_GRAPH_LOG_MESSAGE, HNSW_USE_HEURISTIC, HNSWIndex, HnswIndexOpenArgs,
@@ -222,6 +222,9 @@ impl HNSWIndex {
             .build()?;
 
         let old_index = old_index.map(|old_index| old_index.reuse(total_vector_count));
+        // hindsight patch (see vendor/README.md): with no main graph, the old index (if
+        // any) serves the payload blocks' links instead.
+        let mut payload_old_index = None;
 
         let mut indexed_vectors = 0;
         for vector_id in id_tracker_ref
@@ -356,6 +359,8 @@ impl HNSWIndex {
 
             drop(progress_main_graph);
             debug!("{FINISH_MAIN_GRAPH_LOG_MESSAGE} {:?}", timer.elapsed());
+        } else if config.m == 0 {
+            payload_old_index = old_index;
         } else {
             drop(old_index);
         }
@@ -519,6 +524,7 @@ impl HNSWIndex {
                         &mut block_filter_list,
                         &mut indexed_vectors_set,
                         &counter,
+                        payload_old_index.as_ref(),
                     )?;
                     graph_layers_builder.merge_from_other(additional_graph);
                     Ok(())
@@ -624,6 +630,33 @@ fn condition_points(
     })
 }
 
+/// hindsight patch (see vendor/README.md): gives each of the block's points that the old index
+/// had linked its old links to the points still in the block unchanged (a link to a point
+/// deleted or updated since is dropped; the links new points make add to them), and returns
+/// the points left to link: those new to the block and those left with no link at all.
+fn reuse_block_links(
+    graph_layers_builder: &GraphLayersBuilder,
+    old_index: &OldIndex<'_>,
+    points_to_index: Vec<PointOffsetType>,
+    block_filter_list: &VisitedListHandle,
+) -> Vec<PointOffsetType> {
+    let mut to_link = Vec::new();
+    for point_id in points_to_index {
+        match old_index.links_in_new(point_id) {
+            Some(mut links) => {
+                links.retain(|&link| block_filter_list.check(link));
+                if links.is_empty() {
+                    to_link.push(point_id);
+                } else {
+                    graph_layers_builder.add_new_point(point_id, vec![links]);
+                }
+            }
+            None => to_link.push(point_id),
+        }
+    }
+    to_link
+}
+
 /// hindsight patch (see vendor/README.md): points linked between releases of the float
 /// vectors' memory-mapped pages during a per-payload-block build.
 const RELEASE_VECTOR_PAGES_EVERY: u64 = 16_384;
@@ -644,6 +677,7 @@ fn build_filtered_graph(
     block_filter_list: &mut VisitedListHandle,
     indexed_vectors_set: &mut BitVec,
     counter: &AtomicU64,
+    old_index: Option<&OldIndex<'_>>,
 ) -> OperationResult<()> {
     block_filter_list.next_iteration();
 
@@ -653,6 +687,18 @@ fn build_filtered_graph(
             indexed_vectors_set.set(block_point_id as usize, true);
         }
     }
+
+    // hindsight patch (see vendor/README.md): a point the old index had linked within this
+    // block keeps its links, so a merge links only the points new to the block. Without this,
+    // every merge rebuilt every block's graph from nothing ("ToDo: reuse graph layer for same
+    // payload" above): with the 2 segments of a growing store, the large one is merged with
+    // each new small one, so a 100k load linked its points again and again.
+    let points_to_index = match old_index {
+        Some(old_index) => {
+            reuse_block_links(graph_layers_builder, old_index, points_to_index, block_filter_list)
+        }
+        None => points_to_index,
+    };
 
     #[cfg(feature = "gpu")]
     if let Some(gpu_constructed_graph) = super::gpu_build::build_filtered_graph_on_gpu(

@@ -64,7 +64,12 @@ impl<'a> OldIndexCandidate<'a> {
             .as_ref()
             .map(|qv| &qv.config().quantization_config);
 
-        let no_main_graph = config.m == 0;
+        // hindsight patch (see vendor/README.md): without a main graph (`m = 0`) the old
+        // graph's links are its payload blocks' own, which `build` reuses block by block when
+        // the payload links were built with the same `payload_m`.
+        let no_main_graph = config.m == 0
+            && (config.payload_m != old_index.config.payload_m
+                || config.payload_m0 != old_index.config.payload_m0);
         let configuration_mismatch = config.m != old_index.config.m
             || config.m0 != old_index.config.m0
             || config.ef_construct != old_index.config.ef_construct
@@ -216,5 +221,20 @@ impl OldIndex<'_> {
 
     pub(in crate::segment::index::hnsw_index) fn graph(&self) -> &GraphLayers {
         &self.index.graph
+    }
+
+    /// hindsight patch (see vendor/README.md): the new ids of a reused point's old links on
+    /// level 0, leaving out the points no longer in the new segment as they were (deleted or
+    /// updated since); `None` when the point itself is not reused.
+    pub(super) fn links_in_new(&self, new_id: PointOffsetType) -> Option<Vec<PointOffsetType>> {
+        let old_id = self.new_to_old[new_id as usize]?;
+        Some(
+            self.index
+                .graph
+                .links
+                .links(old_id, 0)
+                .filter_map(|old_link| self.old_to_new[old_link as usize])
+                .collect(),
+        )
     }
 }
