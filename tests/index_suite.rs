@@ -586,6 +586,21 @@ mod embedded_graph {
         v.iter().map(|x| x / norm).collect()
     }
 
+    /// An index whose full-scan threshold, and the size at which a segment is built into a
+    /// graph at all, is 512 points of `dimension` floats: a scope larger than that gets links
+    /// of its own and is walked.
+    async fn walked_index(dir: &std::path::Path, dimension: usize) -> EdgeIndex {
+        let kb = 512 * dimension * std::mem::size_of::<f32>() / 1024;
+        let params = HnswParams {
+            full_scan_kb: kb,
+            indexing_threshold_kb: kb,
+            ..HnswParams::default()
+        };
+        EdgeIndex::open(&dir.join("index"), dimension, params)
+            .await
+            .unwrap()
+    }
+
     fn cosine(a: &[f32], b: &[f32]) -> f32 {
         a.iter().zip(b).map(|(x, y)| x * y).sum()
     }
@@ -593,17 +608,8 @@ mod embedded_graph {
     #[tokio::test]
     async fn searches_walk_every_scope_and_find_points_in_a_time_range() {
         let dir = tempfile::tempdir().unwrap();
-        // 8-d vectors are 32 bytes: 16 KiB makes 512 points the full-scan threshold, so each
-        // scope of 1,500 gets links of its own and is walked, and the segments' size to be
-        // built into graphs at all.
-        let params = HnswParams {
-            full_scan_kb: 16,
-            indexing_threshold_kb: 16,
-            ..HnswParams::default()
-        };
-        let index = EdgeIndex::open(&dir.path().join("index"), DIM, params)
-            .await
-            .unwrap();
+        // Each scope of 1,500 gets links of its own and is walked.
+        let index = walked_index(dir.path(), DIM).await;
         let scopes = [
             ("a", MemoryType::Episodic),
             ("a", MemoryType::Semantic),
@@ -669,17 +675,9 @@ mod embedded_graph {
     #[tokio::test]
     async fn a_store_merged_step_by_step_keeps_its_recall() {
         let dir = tempfile::tempdir().unwrap();
-        // 64 dimensions, where a graph walk can miss (at 8 every walk was exact): 256 bytes a
-        // vector, so 128 KiB makes 512 points the full-scan threshold.
+        // 64 dimensions, where a graph walk can miss (at 8 every walk was exact).
         const DIMENSION: usize = 64;
-        let params = HnswParams {
-            full_scan_kb: 128,
-            indexing_threshold_kb: 128,
-            ..HnswParams::default()
-        };
-        let index = EdgeIndex::open(&dir.path().join("index"), DIMENSION, params)
-            .await
-            .unwrap();
+        let index = walked_index(dir.path(), DIMENSION).await;
         let scopes = [("a", MemoryType::Episodic), ("b", MemoryType::Semantic)];
         let mut current: Vec<IndexPoint> = Vec::new();
         let mut seed = 0u64;
