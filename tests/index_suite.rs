@@ -605,6 +605,21 @@ mod embedded_graph {
         a.iter().zip(b).map(|(x, y)| x * y).sum()
     }
 
+    /// The ids of the 10 points `passes` lets through nearest to `vector`, by brute force.
+    fn exact_top_10(
+        points: &[IndexPoint],
+        vector: &[f32],
+        passes: &dyn Fn(&IndexPoint) -> bool,
+    ) -> Vec<Uuid> {
+        let mut best: Vec<(f32, Uuid)> = points
+            .iter()
+            .filter(|p| passes(p))
+            .map(|p| (cosine(vector, &p.vector), p.id))
+            .collect();
+        best.sort_by(|a, b| b.0.total_cmp(&a.0));
+        best.into_iter().take(10).map(|(_, id)| id).collect()
+    }
+
     #[tokio::test]
     async fn searches_walk_every_scope_and_find_points_in_a_time_range() {
         let dir = tempfile::tempdir().unwrap();
@@ -631,17 +646,12 @@ mod embedded_graph {
         // Each query against brute force over the points its filter passes.
         let (mut found, mut wanted) = (0, 0);
         let mut check = async |q: IndexQuery, passes: &dyn Fn(&IndexPoint) -> bool| {
-            let mut best: Vec<(f32, Uuid)> = points
-                .iter()
-                .filter(|p| passes(p))
-                .map(|p| (cosine(&q.vector, &p.vector), p.id))
-                .collect();
-            best.sort_by(|a, b| b.0.total_cmp(&a.0));
+            let best = exact_top_10(&points, &q.vector, passes);
             let hits = index.search(q).await.unwrap();
             assert_eq!(hits.len(), 10, "every search has 10 points to find");
             let got = ids(&hits);
             wanted += 10;
-            found += best[..10].iter().filter(|(_, id)| got.contains(id)).count();
+            found += best.iter().filter(|id| got.contains(id)).count();
         };
         for seed in 0..20 {
             let vector = random_vector(1_000_000 + seed);
@@ -721,12 +731,9 @@ mod embedded_graph {
             for q in 0..20 {
                 let mut query = query(namespace);
                 query.vector = random_vector_of(1_000_000 + q, DIMENSION);
-                let mut best: Vec<(f32, Uuid)> = current
-                    .iter()
-                    .filter(|p| p.namespace == namespace && p.memory_type == memory_type)
-                    .map(|p| (cosine(&query.vector, &p.vector), p.id))
-                    .collect();
-                best.sort_by(|a, b| b.0.total_cmp(&a.0));
+                let best = exact_top_10(&current, &query.vector, &|p| {
+                    p.namespace == namespace && p.memory_type == memory_type
+                });
                 let hits = index.search(query.clone()).await.unwrap();
                 assert_eq!(hits.len(), 10, "every search has 10 points to find");
                 for hit in &hits {
@@ -744,7 +751,7 @@ mod embedded_graph {
                 }
                 let got = ids(&hits);
                 wanted += 10;
-                found += best[..10].iter().filter(|(_, id)| got.contains(id)).count();
+                found += best.iter().filter(|id| got.contains(id)).count();
             }
         }
         let recall = found as f64 / wanted as f64;
