@@ -57,9 +57,10 @@ fn bench_embed_times_queries_and_bulk_with_the_local_model() {
     );
 }
 
-/// `bench search` with writes in flight together: every write lands (none merged), the ids
-/// come back in write order (recall checks each against its own vector), and the report says
-/// how many writers there were.
+/// `bench search` with writes in flight together: every write lands, the planted
+/// near-duplicates and nothing else merge, each into the memory it re-says (the results are
+/// taken in write order), recall checks each memory against the vector it holds, and the report
+/// says how many writers there were.
 #[test]
 fn bench_search_loads_with_concurrent_writers() {
     let data = tempfile::tempdir().unwrap();
@@ -86,7 +87,11 @@ fn bench_search_loads_with_concurrent_writers() {
         (report["writers"].as_u64(), report["n"].as_u64()),
         (Some(4), Some(400))
     );
-    assert_eq!(report["merged_on_load"], 0, "{report}");
+    let planted = report["planted_duplicates"].as_u64().unwrap();
+    assert!(planted >= 10, "{report}");
+    assert_eq!(report["planted_merged"].as_u64(), Some(planted), "{report}");
+    assert_eq!(report["merged_on_load"].as_u64(), Some(planted), "{report}");
+    assert_eq!(report["dedup_recall"].as_f64(), Some(1.0), "{report}");
     assert!(
         report["writes_per_second"].as_f64().unwrap() > 0.0,
         "{report}"

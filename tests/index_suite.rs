@@ -46,6 +46,7 @@ fn query(namespace: &str) -> IndexQuery {
         occurred_from: None,
         occurred_to: None,
         limit: 10,
+        ef: None,
     }
 }
 
@@ -677,6 +678,50 @@ mod embedded_graph {
         assert!(recall >= 0.9, "recall@10 {recall} against brute force");
     }
 
+    /// The write path's dedup probe walks with a narrow beam (`ef` 32, searches 128): in a
+    /// walked scope it still finds the point a near-duplicate re-says (cosine ~0.95), and a
+    /// beam below the limit is widened to it.
+    #[tokio::test]
+    async fn a_narrow_beam_finds_the_point_a_near_duplicate_re_says() {
+        let dir = tempfile::tempdir().unwrap();
+        const DIMENSION: usize = 64;
+        let index = walked_index(dir.path(), DIMENSION).await;
+        let points: Vec<IndexPoint> = (0..2_000)
+            .map(|i| {
+                let mut p = point("a", MemoryType::Episodic, Status::Active, i);
+                p.vector = random_vector_of(i as u64, DIMENSION);
+                p
+            })
+            .collect();
+        index.upsert_bulk(points.clone()).await.unwrap();
+        index.optimize().await.unwrap();
+        for p in points.iter().step_by(40) {
+            // The point plus a third of a random unit vector: cosine ~0.95.
+            let noise = random_vector_of(p.occurred_at as u64 + 1_000_000, DIMENSION);
+            let near: Vec<f32> = p
+                .vector
+                .iter()
+                .zip(&noise)
+                .map(|(x, n)| x + n / 3.0)
+                .collect();
+            let norm = near.iter().map(|x| x * x).sum::<f32>().sqrt();
+            let near: Vec<f32> = near.iter().map(|x| x / norm).collect();
+            assert!(
+                cosine(&near, &p.vector) > 0.92,
+                "{}",
+                cosine(&near, &p.vector)
+            );
+            let mut q = query("a");
+            q.vector = near;
+            q.limit = 5;
+            q.ef = Some(32);
+            let hits = index.search(q.clone()).await.unwrap();
+            assert_eq!(hits.first().map(|h| h.id), Some(p.id), "{hits:?}");
+            q.ef = Some(1);
+            assert_eq!(index.search(q).await.unwrap().len(), 5);
+        }
+    }
+
     /// A store that grows a thousand points at a time and is optimised after each step, as a
     /// daemon's is, with points updated and deleted in between. Each merge keeps the links its
     /// old segment had within a scope and links only the points new to it or changed (a vendor
@@ -868,6 +913,7 @@ mod embedded_maps {
             .search(IndexQuery {
                 vector,
                 limit: 1,
+                ef: None,
                 ..query("a")
             })
             .await

@@ -115,7 +115,7 @@ async fn measure(
     let namespaces = ["bench"];
     let mut writes: Vec<Value> = (0..options.n)
         .map(|i| {
-            let (_, content) = corpus.memory(i, &namespaces);
+            let (_, content) = corpus.memory(i, &namespaces, 1);
             json!({"content": content, "namespace": "bench", "memory_type": "episodic"})
         })
         .collect();

@@ -2,6 +2,7 @@
 //! then time searches through the real search path. Vectors come from `RandomEmbedder` (a seeded
 //! hash → unit vector), so the embedder costs nothing and is not what is measured.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -40,7 +41,16 @@ impl RandomEmbedder {
         }
     }
 
+    /// The text's vector; a text `… near-duplicate of: X` lies near X's vector (see
+    /// `near_duplicate`).
     pub fn vector(&self, text: &str) -> Vec<f32> {
+        match text.split_once(NEAR_DUPLICATE_OF) {
+            Some((_, base)) => self.near_duplicate(base, text),
+            None => self.seeded(text),
+        }
+    }
+
+    fn seeded(&self, text: &str) -> Vec<f32> {
         let seed = xxhash_rust::xxh3::xxh3_64(text.as_bytes());
         let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
         let mut v: Vec<f32> = (0..self.dimension)
@@ -49,6 +59,65 @@ impl RandomEmbedder {
         l2_normalize(&mut v);
         v
     }
+
+    /// A unit vector at cosine 0.93–0.97 (set by `text`'s hash) from `base`'s: the base plus
+    /// a random direction orthogonal to it, scaled so the angle is exact. Above the default
+    /// dedup threshold (0.92) with room for the index's int8 scores, below a verbatim repeat.
+    fn near_duplicate(&self, base: &str, text: &str) -> Vec<f32> {
+        let base = self.seeded(base);
+        let mut noise = self.seeded(text);
+        let along: f32 = noise.iter().zip(&base).map(|(n, b)| n * b).sum();
+        noise
+            .iter_mut()
+            .zip(&base)
+            .for_each(|(n, b)| *n -= along * b);
+        l2_normalize(&mut noise);
+        let cos =
+            0.93 + 0.04 * (xxhash_rust::xxh3::xxh3_64(text.as_bytes()) % 1001) as f32 / 1000.0;
+        let scale = (1.0 / (cos * cos) - 1.0).sqrt();
+        let mut v: Vec<f32> = base
+            .iter()
+            .zip(&noise)
+            .map(|(b, n)| b + scale * n)
+            .collect();
+        l2_normalize(&mut v);
+        v
+    }
+}
+
+/// The `i`th synthetic memory's text.
+fn synthetic_text(i: usize, in_flight: usize) -> String {
+    match planted_base(i, in_flight) {
+        Some(j) => format!("write {i}{NEAR_DUPLICATE_OF}synthetic memory number {j}"),
+        None => format!("synthetic memory number {i}"),
+    }
+}
+
+/// Marks a synthetic text that re-says an earlier one (`RandomEmbedder::vector`).
+const NEAR_DUPLICATE_OF: &str = " near-duplicate of: ";
+
+/// Every `PLANT_EVERY`th synthetic write re-says an earlier memory of its scope in other words
+/// (a near-duplicate vector), so the load measures whether dedup finds what it should merge.
+const PLANT_EVERY: usize = 25;
+
+/// The synthetic load's scopes: write `i` has namespace `i % 4` and type `i % 3`, so `i % 12`.
+const SCOPES: usize = 12;
+
+/// The earlier write that write `i` re-says, if it is a planted near-duplicate: the last of its
+/// scope at or before `i / 2`, so bases lie all through the store (old, merged segments and
+/// the fresh one alike). Each base is re-said once (planted writes of a scope lie 300 apart,
+/// their bases 150), is never a planted write itself (that one was merged away), and was
+/// written before `i` started (`in_flight` writes run together).
+fn planted_base(i: usize, in_flight: usize) -> Option<usize> {
+    if i % PLANT_EVERY != PLANT_EVERY - 1 {
+        return None;
+    }
+    let half = i / 2;
+    let mut j = half.checked_sub((half % SCOPES + SCOPES - i % SCOPES) % SCOPES)?;
+    if j % PLANT_EVERY == PLANT_EVERY - 1 {
+        j = j.checked_sub(SCOPES)?;
+    }
+    (j + in_flight < i).then_some(j)
 }
 
 #[async_trait]
@@ -89,12 +158,12 @@ impl Corpus {
         }
     }
 
-    /// The `i`th memory: (namespace, content).
-    fn memory(&self, i: usize, namespaces: &[&str]) -> (String, String) {
+    /// The `i`th memory: (namespace, content). `in_flight` writes run together.
+    fn memory(&self, i: usize, namespaces: &[&str], in_flight: usize) -> (String, String) {
         match self {
             Corpus::Synthetic => (
                 namespaces[i % namespaces.len()].to_owned(),
-                format!("synthetic memory number {i}"),
+                synthetic_text(i, in_flight),
             ),
             Corpus::Locomo(conversations) => {
                 let (repetition, conversation, turn) = locomo_turn(conversations, i);
@@ -184,7 +253,16 @@ pub struct SearchBenchReport {
     pub writers: usize,
     pub load_seconds: f64,
     pub writes_per_second: f64,
+    /// Writes merged into an existing memory: the planted near-duplicates dedup found, plus any
+    /// write merged where it should not have been (`merged_on_load - planted_merged`).
     pub merged_on_load: usize,
+    /// Near-duplicates planted in the synthetic load (`PLANT_EVERY`), each re-saying one
+    /// earlier memory of its scope at cosine 0.93–0.97.
+    pub planted_duplicates: usize,
+    /// Planted near-duplicates merged into the very memory they re-say.
+    pub planted_merged: usize,
+    /// `planted_merged / planted_duplicates`: the dedup probe's recall (synthetic corpus only).
+    pub dedup_recall: Option<f64>,
     pub optimize_seconds: f64,
     pub queries: usize,
     pub top_k: usize,
@@ -206,27 +284,27 @@ pub struct SearchBenchReport {
 const RECALL_QUERIES: usize = 50;
 
 /// Recall@10 of the index (active points of one namespace, any type) against brute force.
-/// Vectors are regenerated from the texts, so the run holds no second copy of them.
+/// `holders` maps each stored memory to the write whose text it holds now (a merge may have
+/// replaced its wording); vectors are regenerated from those texts, so the run holds no second
+/// copy of them.
 async fn index_recall_at_10(
     index: &EdgeIndex,
     embedder: &RandomEmbedder,
-    ids: &[crate::domain::MemoryId],
+    holders: &HashMap<crate::domain::MemoryId, usize>,
     namespaces: &[&str],
-    n: usize,
+    in_flight: usize,
 ) -> Result<f64, BenchError> {
-    if ids.len() != n {
-        return Err("recall needs every write stored (a near-duplicate was merged)".into());
-    }
     let mut found = 0;
     let mut wanted = 0;
     for q in 0..RECALL_QUERIES {
         let namespace = q % namespaces.len();
         let query = embedder.vector(&format!("recall query {q}"));
-        let mut exact: Vec<(f32, crate::domain::MemoryId)> = (namespace..n)
-            .step_by(namespaces.len())
-            .map(|i| {
-                let v = embedder.vector(&format!("synthetic memory number {i}"));
-                (crate::embed::cosine(&query, &v), ids[i])
+        let mut exact: Vec<(f32, crate::domain::MemoryId)> = holders
+            .iter()
+            .filter(|(_, i)| *i % namespaces.len() == namespace)
+            .map(|(id, i)| {
+                let v = embedder.vector(&synthetic_text(*i, in_flight));
+                (crate::embed::cosine(&query, &v), *id)
             })
             .collect();
         exact.sort_by(|a, b| b.0.total_cmp(&a.0));
@@ -262,6 +340,7 @@ pub(crate) async fn found_in_top_10(
             occurred_from: None,
             occurred_to: None,
             limit: 10,
+            ef: None,
         })
         .await?;
     Ok(exact
@@ -439,13 +518,17 @@ async fn run(
 
     let namespaces = ["alpha", "beta", "gamma", "delta"];
     let types = ["episodic", "semantic", "working"];
+    let writers = writers.max(1);
     let started = Instant::now();
     let mut merged = 0;
+    let (mut planted, mut planted_merged) = (0, 0);
+    // Each write's memory id, in write order; and which write's text each memory holds now.
     let mut ids = Vec::with_capacity(n);
+    let mut holders = HashMap::with_capacity(n);
     // Each write a task of its own, `writers` of them in flight, results taken in order.
     let mut results = futures::stream::iter(0..n)
         .map(|i| {
-            let (namespace, content) = corpus.memory(i, &namespaces);
+            let (namespace, content) = corpus.memory(i, &namespaces, writers);
             let request = WriteRequest {
                 content,
                 memory_type: Some(types[i % types.len()].to_owned()),
@@ -456,14 +539,29 @@ async fn run(
             let service = service.clone();
             tokio::spawn(async move { service.write(&request).await })
         })
-        .buffered(writers.max(1));
+        .buffered(writers);
     let mut written = 0;
     while let Some(result) = results.next().await {
         let result = result??;
-        if result.status == WriteStatus::Merged {
-            merged += 1;
+        let i = written as usize;
+        let base = match corpus {
+            Corpus::Synthetic => planted_base(i, writers),
+            Corpus::Locomo(_) | Corpus::LocomoOneNamespace(_) => None,
+        };
+        planted += usize::from(base.is_some());
+        if let Some(id) = result.memory_id {
+            if result.status == WriteStatus::Merged {
+                merged += 1;
+                planted_merged += usize::from(base.is_some_and(|j| ids[j] == Some(id)));
+                // Episodic and working memories take the newer wording; semantic keeps its own.
+                if types[i % types.len()] != "semantic" {
+                    holders.insert(id, i);
+                }
+            } else {
+                holders.insert(id, i);
+            }
         }
-        ids.extend(result.memory_id);
+        ids.push(result.memory_id);
         written += 1;
         (bench.progress)("loading", written, Some(n as u64));
     }
@@ -499,11 +597,12 @@ async fn run(
         file_mb: rss_file_mb,
         ..
     } = daemon::Rss::of("self");
-    let recall = match corpus {
-        Corpus::Synthetic => {
-            Some(index_recall_at_10(&index, &embedder, &ids, &namespaces, n).await?)
-        }
-        Corpus::Locomo(_) | Corpus::LocomoOneNamespace(_) => None,
+    let (recall, dedup_recall) = match corpus {
+        Corpus::Synthetic => (
+            Some(index_recall_at_10(&index, &embedder, &holders, &namespaces, writers).await?),
+            Some(planted_merged as f64 / planted.max(1) as f64),
+        ),
+        Corpus::Locomo(_) | Corpus::LocomoOneNamespace(_) => (None, None),
     };
     Ok(SearchBenchReport {
         corpus: corpus.name(),
@@ -512,10 +611,13 @@ async fn run(
         dimension,
         backend: backend.name(),
         index: "qdrant-edge",
-        writers: writers.max(1),
+        writers,
         load_seconds,
         writes_per_second: n as f64 / load_seconds,
         merged_on_load: merged,
+        planted_duplicates: planted,
+        planted_merged,
+        dedup_recall,
         optimize_seconds,
         queries,
         top_k,
@@ -529,4 +631,54 @@ async fn run(
         peak_rss_mb: peak,
         recall_at_10: recall,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each planted write re-says one earlier, finished write of its own scope that is not
+    /// planted itself, and no base is re-said twice: what `planted_merged` counts on.
+    #[test]
+    fn planted_duplicates_each_re_say_one_distinct_earlier_write_of_their_scope() {
+        let in_flight = 8;
+        let mut bases = std::collections::HashSet::new();
+        for i in 0..100_000 {
+            let Some(j) = planted_base(i, in_flight) else {
+                continue;
+            };
+            assert_eq!(
+                j % SCOPES,
+                i % SCOPES,
+                "write {i}: base {j} in another scope"
+            );
+            assert!(
+                j + in_flight < i,
+                "write {i}: base {j} may still be in flight"
+            );
+            assert!(
+                planted_base(j, in_flight).is_none(),
+                "write {i}: base {j} planted"
+            );
+            assert!(bases.insert(j), "write {i}: base {j} re-said twice");
+        }
+        assert_eq!(
+            bases.len(),
+            100_000 / PLANT_EVERY,
+            "every {PLANT_EVERY}th write planted"
+        );
+    }
+
+    #[test]
+    fn a_near_duplicate_lies_between_the_dedup_threshold_and_a_repeat() {
+        let embedder = RandomEmbedder::new(512);
+        let base = embedder.vector("synthetic memory number 7");
+        for i in 0..200 {
+            let text = format!("write {i}{NEAR_DUPLICATE_OF}synthetic memory number 7");
+            let near = embedder.vector(&text);
+            let cos = crate::embed::cosine(&base, &near);
+            assert!((0.929..=0.971).contains(&cos), "{text}: cosine {cos}");
+            assert!((crate::embed::cosine(&near, &near) - 1.0).abs() < 1e-5);
+        }
+    }
 }

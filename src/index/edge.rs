@@ -765,7 +765,7 @@ fn dense_request(
         query: QueryEnum::Nearest(NamedQuery::default_dense(query.vector.clone())),
         filter: Some(filter),
         params: Some(SearchParams {
-            hnsw_ef: Some(params.ef.max(query.limit)),
+            hnsw_ef: Some(query.ef.unwrap_or(params.ef).max(query.limit)),
             // Three times the candidates by their int8 scores, rescored with the float
             // vectors: a namespace small enough to be scanned rather than walked was
             // ranked by int8 scores alone. `bench import --locomo` at 100k (namespaces

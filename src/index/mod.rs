@@ -52,6 +52,9 @@ pub struct IndexQuery {
     pub occurred_from: Option<i64>,
     pub occurred_to: Option<i64>,
     pub limit: usize,
+    /// The graph walk's beam (HNSW `ef`, at least `limit`); `None`: the index's own
+    /// (`HnswParams::ef`), what searches use.
+    pub ef: Option<usize>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]

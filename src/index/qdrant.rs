@@ -312,7 +312,10 @@ impl VectorIndex for QdrantIndex {
             .query(Query::new_nearest(query.vector.clone()))
             .filter(filter(&query))
             .limit(query.limit as u64)
-            .params(SearchParamsBuilder::default().hnsw_ef(self.params.ef.max(query.limit) as u64))
+            .params(
+                SearchParamsBuilder::default()
+                    .hnsw_ef(query.ef.unwrap_or(self.params.ef).max(query.limit) as u64),
+            )
             .with_payload(false);
         let response = self.client.query(request).await.map_err(engine)?;
         Ok(response
@@ -405,6 +408,7 @@ mod tests {
             occurred_from: None,
             occurred_to: None,
             limit: 5,
+            ef: None,
         }
     }
 

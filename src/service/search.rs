@@ -44,6 +44,7 @@ impl MemoryService {
             occurred_from: valid.from.map(|t| t.timestamp()),
             occurred_to: valid.to.map(|t| t.timestamp()),
             limit: top_k * rules.search_overfetch,
+            ef: None,
         };
         let dense = async {
             if !arms.dense() {

@@ -15,6 +15,16 @@ use crate::store::MergeUpdate;
 /// How many nearest neighbours the dedup check looks at.
 const DEDUP_CANDIDATES: usize = 5;
 
+/// The dedup probe's graph-walk beam (searches use the index's own, 128). The probe looks for a
+/// point at cosine > 0.92, which a narrow beam reaches as surely as a wide one, and the probe
+/// was the write path's largest cost (a profile of an 8-writer load: over half the CPU in the
+/// engine's search). `bench search --n 100000 --dimension 512 --writers 8`, 4,000 planted
+/// near-duplicates, same binary side by side: beam 128: 499, 516 writes/s; 32: 528, 557;
+/// 16: 577; dedup recall 1.0 at each (another machine, earlier: 128: 700–839; 32: 879, 898).
+/// 32, not 16: margin for real near-duplicates, whose scope holds closer neighbours than the
+/// bench's random vectors do.
+const PROBE_EF: usize = 32;
+
 impl MemoryService {
     pub async fn write(&self, request: &WriteRequest) -> Result<WriteResult, ServiceError> {
         self.write_screened(request, false).await
@@ -287,6 +297,7 @@ impl MemoryService {
                 occurred_from: None,
                 occurred_to: None,
                 limit: DEDUP_CANDIDATES,
+                ef: Some(PROBE_EF),
             })
             .await?;
         let ids: Vec<_> = hits
