@@ -706,11 +706,8 @@ mod embedded_graph {
                 .collect();
             let norm = near.iter().map(|x| x * x).sum::<f32>().sqrt();
             let near: Vec<f32> = near.iter().map(|x| x / norm).collect();
-            assert!(
-                cosine(&near, &p.vector) > 0.92,
-                "{}",
-                cosine(&near, &p.vector)
-            );
+            let similarity = cosine(&near, &p.vector);
+            assert!(similarity > 0.92, "{similarity}");
             let mut q = query("a");
             q.vector = near;
             q.limit = 5;
@@ -913,7 +910,6 @@ mod embedded_maps {
             .search(IndexQuery {
                 vector,
                 limit: 1,
-                ef: None,
                 ..query("a")
             })
             .await

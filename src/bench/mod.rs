@@ -66,7 +66,8 @@ impl RandomEmbedder {
     fn near_duplicate(&self, base: &str, text: &str) -> Vec<f32> {
         let base = self.seeded(base);
         let mut noise = self.seeded(text);
-        let along: f32 = noise.iter().zip(&base).map(|(n, b)| n * b).sum();
+        // Both are unit vectors: the cosine is the noise's component along the base.
+        let along = crate::embed::cosine(&noise, &base);
         noise
             .iter_mut()
             .zip(&base)
