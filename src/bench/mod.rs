@@ -11,6 +11,7 @@ use futures::StreamExt;
 use rand::{Rng, SeedableRng};
 use serde::Serialize;
 
+use crate::domain::{MemoryId, MemoryType};
 use crate::embed::{EmbedError, Embedder, l2_normalize};
 use crate::index::{EdgeIndex, HnswParams};
 use crate::service::{MemoryService, Rules, SearchRequest, WriteRequest, WriteStatus};
@@ -264,6 +265,9 @@ pub struct SearchBenchReport {
     pub planted_merged: usize,
     /// `planted_merged / planted_duplicates`: the dedup probe's recall (synthetic corpus only).
     pub dedup_recall: Option<f64>,
+    /// The dedup probe asked up to `PROBE_SAMPLE` stored memories' own vectors after the load:
+    /// the share it finds (`probe_recall`; synthetic corpus only).
+    pub probe_recall: Option<f64>,
     pub optimize_seconds: f64,
     pub queries: usize,
     pub top_k: usize,
@@ -291,7 +295,7 @@ const RECALL_QUERIES: usize = 50;
 async fn index_recall_at_10(
     index: &EdgeIndex,
     embedder: &RandomEmbedder,
-    holders: &HashMap<crate::domain::MemoryId, usize>,
+    holders: &HashMap<MemoryId, usize>,
     namespaces: &[&str],
     in_flight: usize,
 ) -> Result<f64, BenchError> {
@@ -300,7 +304,7 @@ async fn index_recall_at_10(
     for q in 0..RECALL_QUERIES {
         let namespace = q % namespaces.len();
         let query = embedder.vector(&format!("recall query {q}"));
-        let mut exact: Vec<(f32, crate::domain::MemoryId)> = holders
+        let mut exact: Vec<(f32, MemoryId)> = holders
             .iter()
             .filter(|(_, i)| *i % namespaces.len() == namespace)
             .map(|(id, i)| {
@@ -322,13 +326,43 @@ async fn index_recall_at_10(
     Ok(found as f64 / wanted.max(1) as f64)
 }
 
+/// Stored memories the dedup probe is asked to find again after a synthetic load, at most.
+const PROBE_SAMPLE: usize = 10_000;
+
+/// The write path's dedup probe (`active_neighbours`: its beam, its candidates, its floor),
+/// asked each sampled memory's own vector after the load, in its own namespace and type: the
+/// share it finds that memory. A planted near-duplicate is found when its base's scope is
+/// scanned whatever the beam; this asks every scope as the store ends up, walked graphs
+/// included, where a narrow beam can miss a point it stands on.
+async fn probe_recall(
+    service: &MemoryService,
+    embedder: &RandomEmbedder,
+    holders: &HashMap<MemoryId, usize>,
+    scope_of: impl Fn(usize) -> (&'static str, MemoryType),
+    floor: f64,
+    in_flight: usize,
+) -> Result<f64, BenchError> {
+    let stride = holders.len().div_ceil(PROBE_SAMPLE).max(1);
+    let (mut asked, mut found) = (0, 0);
+    for (id, &i) in holders.iter().filter(|(_, i)| *i % stride == 0) {
+        let (namespace, memory_type) = scope_of(i);
+        let vector = embedder.vector(&synthetic_text(i, in_flight));
+        let neighbours = service
+            .active_neighbours(namespace, memory_type, &vector, floor)
+            .await?;
+        asked += 1;
+        found += usize::from(neighbours.iter().any(|(_, m)| m.id == *id));
+    }
+    Ok(found as f64 / asked.max(1) as f64)
+}
+
 /// How many of `exact` (a query's true nearest neighbours) the index's 10 nearest to `vector`
 /// hold, among the active points of `namespace` (any type): recall's numerator.
 pub(crate) async fn found_in_top_10(
     index: &EdgeIndex,
     vector: Vec<f32>,
     namespace: &str,
-    exact: impl IntoIterator<Item = crate::domain::MemoryId>,
+    exact: impl IntoIterator<Item = MemoryId>,
 ) -> Result<usize, BenchError> {
     use crate::domain::Status;
     use crate::index::{IndexQuery, VectorIndex};
@@ -518,7 +552,11 @@ async fn run(
     );
 
     let namespaces = ["alpha", "beta", "gamma", "delta"];
-    let types = ["episodic", "semantic", "working"];
+    let types = [
+        MemoryType::Episodic,
+        MemoryType::Semantic,
+        MemoryType::Working,
+    ];
     let writers = writers.max(1);
     let started = Instant::now();
     let mut merged = 0;
@@ -532,7 +570,7 @@ async fn run(
             let (namespace, content) = corpus.memory(i, &namespaces, writers);
             let request = WriteRequest {
                 content,
-                memory_type: Some(types[i % types.len()].to_owned()),
+                memory_type: Some(types[i % types.len()].as_str().to_owned()),
                 importance: Some(0.3 + (i % 7) as f64 / 10.0),
                 namespace: Some(namespace),
                 ..WriteRequest::default()
@@ -555,7 +593,7 @@ async fn run(
                 merged += 1;
                 planted_merged += usize::from(base.is_some_and(|j| ids[j] == Some(id)));
                 // Episodic and working memories take the newer wording; semantic keeps its own.
-                if types[i % types.len()] != "semantic" {
+                if types[i % types.len()] != MemoryType::Semantic {
                     holders.insert(id, i);
                 }
             } else {
@@ -598,12 +636,23 @@ async fn run(
         file_mb: rss_file_mb,
         ..
     } = daemon::Rss::of("self");
-    let (recall, dedup_recall) = match corpus {
+    let (recall, dedup_recall, probe_recall) = match corpus {
         Corpus::Synthetic => (
             Some(index_recall_at_10(&index, &embedder, &holders, &namespaces, writers).await?),
             Some(planted_merged as f64 / planted.max(1) as f64),
+            Some(
+                probe_recall(
+                    &service,
+                    &embedder,
+                    &holders,
+                    |i| (namespaces[i % namespaces.len()], types[i % types.len()]),
+                    bench.rules.dedup_threshold - 0.01,
+                    writers,
+                )
+                .await?,
+            ),
         ),
-        Corpus::Locomo(_) | Corpus::LocomoOneNamespace(_) => (None, None),
+        Corpus::Locomo(_) | Corpus::LocomoOneNamespace(_) => (None, None, None),
     };
     Ok(SearchBenchReport {
         corpus: corpus.name(),
@@ -619,6 +668,7 @@ async fn run(
         planted_duplicates: planted,
         planted_merged,
         dedup_recall,
+        probe_recall,
         optimize_seconds,
         queries,
         top_k,

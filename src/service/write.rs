@@ -16,14 +16,17 @@ use crate::store::MergeUpdate;
 const DEDUP_CANDIDATES: usize = 5;
 
 /// The dedup probe's graph-walk beam (searches use the index's own, 128). The probe looks for a
-/// point at cosine > 0.92, which a narrow beam reaches as surely as a wide one, and the probe
-/// was the write path's largest cost (a profile of an 8-writer load: over half the CPU in the
-/// engine's search). `bench search --n 100000 --dimension 512 --writers 8`, 4,000 planted
-/// near-duplicates, same binary side by side: beam 128: 499, 516 writes/s; 32: 528, 557;
-/// 16: 577; dedup recall 1.0 at each (another machine, earlier: 128: 700–839; 32: 879, 898).
-/// 32, not 16: margin for real near-duplicates, whose scope holds closer neighbours than the
-/// bench's random vectors do.
-const PROBE_EF: usize = 32;
+/// point at cosine > 0.92, which a narrower beam reaches about as surely as a wide one, and the
+/// probe was the write path's largest cost (a profile of an 8-writer load: over half the CPU in
+/// the engine's search). `bench search --n 100000 --dimension 512 --writers 8`, 4,000 planted
+/// near-duplicates, same binary side by side: beam 128: 499, 516 writes/s; 32: 528, 557; dedup
+/// recall 1.0 at each. But a walked scope of random 512-d points is a hard graph: asked each
+/// memory's own vector after such a load (~24k per run), the probe missed it 0–4 times per run
+/// at 32 (8 in 120k over 5 runs) and 72–96 times at 16, never at 64 or 128; and one load at
+/// half the indexing threshold had missed 134 of its 4,000 near-duplicates at 32. 64 loaded
+/// as fast as 32 (701, 812 against 660–748 writes/s, runs interleaved). `bench search`
+/// reports the probe's own rate as `probe_recall`.
+const PROBE_EF: usize = 64;
 
 impl MemoryService {
     pub async fn write(&self, request: &WriteRequest) -> Result<WriteResult, ServiceError> {
