@@ -342,7 +342,9 @@ async fn probe_recall(
     floor: f64,
     in_flight: usize,
 ) -> Result<f64, BenchError> {
-    let stride = holders.len().div_ceil(PROBE_SAMPLE).max(1);
+    // Every `stride`th write: at most `PROBE_SAMPLE` of them, whatever share merged away.
+    let writes = holders.values().max().map_or(0, |i| i + 1);
+    let stride = writes.div_ceil(PROBE_SAMPLE).max(1);
     let (mut asked, mut found) = (0, 0);
     for (id, &i) in holders.iter().filter(|(_, i)| *i % stride == 0) {
         let (namespace, memory_type) = scope_of(i);
