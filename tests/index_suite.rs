@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use hindsight::domain::{MemoryType, Status};
+use hindsight::embed::{cosine, l2_normalize};
 use hindsight::index::{
     EdgeIndex, HnswParams, IndexError, IndexPoint, IndexQuery, QdrantIndex, QdrantSettings,
     VectorIndex,
@@ -21,8 +22,9 @@ fn vector(axis: usize, nudge: f32) -> Vec<f32> {
     let mut v = [0.0; DIM];
     v[axis % DIM] = 1.0;
     v[(axis + 1) % DIM] = nudge;
-    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
-    v.iter().map(|x| x / norm).collect()
+    let mut v = v.to_vec();
+    l2_normalize(&mut v);
+    v
 }
 
 fn point(namespace: &str, memory_type: MemoryType, status: Status, occurred_at: i64) -> IndexPoint {
@@ -575,7 +577,7 @@ mod embedded_graph {
 
     fn random_vector_of(seed: u64, dimension: usize) -> Vec<f32> {
         let mut x = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
-        let v: Vec<f32> = (0..dimension)
+        let mut v: Vec<f32> = (0..dimension)
             .map(|_| {
                 x = x
                     .wrapping_mul(6_364_136_223_846_793_005)
@@ -583,8 +585,8 @@ mod embedded_graph {
                 ((x >> 33) as f32 / (1u64 << 31) as f32) - 1.0
             })
             .collect();
-        let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
-        v.iter().map(|x| x / norm).collect()
+        l2_normalize(&mut v);
+        v
     }
 
     /// An index whose full-scan threshold, and the size at which a segment is built into a
@@ -600,10 +602,6 @@ mod embedded_graph {
         EdgeIndex::open(&dir.join("index"), dimension, params)
             .await
             .unwrap()
-    }
-
-    fn cosine(a: &[f32], b: &[f32]) -> f32 {
-        a.iter().zip(b).map(|(x, y)| x * y).sum()
     }
 
     /// The ids of the 10 points `passes` lets through nearest to `vector`, by brute force.
@@ -698,14 +696,13 @@ mod embedded_graph {
         for p in points.iter().step_by(40) {
             // The point plus a third of a random unit vector: cosine ~0.95.
             let noise = random_vector_of(p.occurred_at as u64 + 1_000_000, DIMENSION);
-            let near: Vec<f32> = p
+            let mut near: Vec<f32> = p
                 .vector
                 .iter()
                 .zip(&noise)
                 .map(|(x, n)| x + n / 3.0)
                 .collect();
-            let norm = near.iter().map(|x| x * x).sum::<f32>().sqrt();
-            let near: Vec<f32> = near.iter().map(|x| x / norm).collect();
+            l2_normalize(&mut near);
             let similarity = cosine(&near, &p.vector);
             assert!(similarity > 0.92, "{similarity}");
             let mut q = query("a");
