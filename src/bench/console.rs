@@ -112,10 +112,9 @@ async fn measure(
         .redirect(reqwest::redirect::Policy::none())
         .build()?;
     let corpus = Corpus::LocomoOneNamespace(conversations);
-    let namespaces = ["bench"];
     let mut writes: Vec<Value> = (0..options.n)
         .map(|i| {
-            let (_, content) = corpus.memory(i, &namespaces, 1);
+            let (_, content) = corpus.memory(i, 1);
             json!({"content": content, "namespace": "bench", "memory_type": "episodic"})
         })
         .collect();

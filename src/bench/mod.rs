@@ -102,8 +102,27 @@ const NEAR_DUPLICATE_OF: &str = " near-duplicate of: ";
 /// (a near-duplicate vector), so the load measures whether dedup finds what it should merge.
 const PLANT_EVERY: usize = 25;
 
-/// The synthetic load's scopes: write `i` has namespace `i % 4` and type `i % 3`, so `i % 12`.
-const SCOPES: usize = 12;
+/// The load's namespaces (synthetic corpus) and memory types (every corpus), taken in turn.
+const NAMESPACES: [&str; 4] = ["alpha", "beta", "gamma", "delta"];
+const TYPES: [MemoryType; 3] = [
+    MemoryType::Episodic,
+    MemoryType::Semantic,
+    MemoryType::Working,
+];
+
+/// The synthetic load's scopes: write `i` has namespace `i % 4` and type `i % 3`, so (4 and 3
+/// having no common factor) its scope is `i % 12`.
+const SCOPES: usize = NAMESPACES.len() * TYPES.len();
+
+/// Write `i`'s memory type.
+fn memory_type_of(i: usize) -> MemoryType {
+    TYPES[i % TYPES.len()]
+}
+
+/// Synthetic write `i`'s namespace and memory type.
+fn synthetic_scope(i: usize) -> (&'static str, MemoryType) {
+    (NAMESPACES[i % NAMESPACES.len()], memory_type_of(i))
+}
 
 /// The earlier write that write `i` re-says, if it is a planted near-duplicate: the last of its
 /// scope at or before `i / 2`, so bases lie all through the store (old, merged segments and
@@ -161,10 +180,10 @@ impl Corpus {
     }
 
     /// The `i`th memory: (namespace, content). `in_flight` writes run together.
-    fn memory(&self, i: usize, namespaces: &[&str], in_flight: usize) -> (String, String) {
+    fn memory(&self, i: usize, in_flight: usize) -> (String, String) {
         match self {
             Corpus::Synthetic => (
-                namespaces[i % namespaces.len()].to_owned(),
+                synthetic_scope(i).0.to_owned(),
                 synthetic_text(i, in_flight),
             ),
             Corpus::Locomo(conversations) => {
@@ -187,10 +206,10 @@ impl Corpus {
     }
 
     /// The `q`th query: (namespace, text), over the repetitions that `n` memories fill.
-    fn query(&self, q: usize, n: usize, namespaces: &[&str]) -> (String, String) {
+    fn query(&self, q: usize, n: usize) -> (String, String) {
         match self {
             Corpus::Synthetic => (
-                namespaces[q % namespaces.len()].to_owned(),
+                NAMESPACES[q % NAMESPACES.len()].to_owned(),
                 format!("query {q}"),
             ),
             Corpus::Locomo(conversations) => {
@@ -296,17 +315,16 @@ async fn index_recall_at_10(
     index: &EdgeIndex,
     embedder: &RandomEmbedder,
     holders: &HashMap<MemoryId, usize>,
-    namespaces: &[&str],
     in_flight: usize,
 ) -> Result<f64, BenchError> {
     let mut found = 0;
     let mut wanted = 0;
     for q in 0..RECALL_QUERIES {
-        let namespace = q % namespaces.len();
+        let namespace = NAMESPACES[q % NAMESPACES.len()];
         let query = embedder.vector(&format!("recall query {q}"));
         let mut exact: Vec<(f32, MemoryId)> = holders
             .iter()
-            .filter(|(_, i)| *i % namespaces.len() == namespace)
+            .filter(|(_, i)| synthetic_scope(**i).0 == namespace)
             .map(|(id, i)| {
                 let v = embedder.vector(&synthetic_text(*i, in_flight));
                 (crate::embed::cosine(&query, &v), *id)
@@ -315,19 +333,13 @@ async fn index_recall_at_10(
         exact.sort_by(|a, b| b.0.total_cmp(&a.0));
         exact.truncate(10);
         wanted += exact.len();
-        found += found_in_top_10(
-            index,
-            query,
-            namespaces[namespace],
-            exact.iter().map(|(_, id)| *id),
-        )
-        .await?;
+        found += found_in_top_10(index, query, namespace, exact.iter().map(|(_, id)| *id)).await?;
     }
     Ok(found as f64 / wanted.max(1) as f64)
 }
 
 /// Stored memories the dedup probe is asked to find again after a synthetic load, at most.
-const PROBE_SAMPLE: usize = 10_000;
+pub(crate) const PROBE_SAMPLE: usize = 10_000;
 
 /// The write path's dedup probe (`active_neighbours`: its beam, its candidates, its floor),
 /// asked each sampled memory's own vector after the load, in its own namespace and type: the
@@ -338,7 +350,6 @@ async fn probe_recall(
     service: &MemoryService,
     embedder: &RandomEmbedder,
     holders: &HashMap<MemoryId, usize>,
-    scope_of: impl Fn(usize) -> (&'static str, MemoryType),
     floor: f64,
     in_flight: usize,
 ) -> Result<f64, BenchError> {
@@ -347,7 +358,7 @@ async fn probe_recall(
     let stride = writes.div_ceil(PROBE_SAMPLE).max(1);
     let (mut asked, mut found) = (0, 0);
     for (id, &i) in holders.iter().filter(|(_, i)| *i % stride == 0) {
-        let (namespace, memory_type) = scope_of(i);
+        let (namespace, memory_type) = synthetic_scope(i);
         let vector = embedder.vector(&synthetic_text(i, in_flight));
         let neighbours = service
             .active_neighbours(namespace, memory_type, &vector, floor)
@@ -553,12 +564,6 @@ async fn run(
         MemoryService::start(store, index.clone(), embedder.clone(), bench.rules.clone()).await?,
     );
 
-    let namespaces = ["alpha", "beta", "gamma", "delta"];
-    let types = [
-        MemoryType::Episodic,
-        MemoryType::Semantic,
-        MemoryType::Working,
-    ];
     let writers = writers.max(1);
     let started = Instant::now();
     let mut merged = 0;
@@ -569,10 +574,10 @@ async fn run(
     // Each write a task of its own, `writers` of them in flight, results taken in order.
     let mut results = futures::stream::iter(0..n)
         .map(|i| {
-            let (namespace, content) = corpus.memory(i, &namespaces, writers);
+            let (namespace, content) = corpus.memory(i, writers);
             let request = WriteRequest {
                 content,
-                memory_type: Some(types[i % types.len()].as_str().to_owned()),
+                memory_type: Some(memory_type_of(i).as_str().to_owned()),
                 importance: Some(0.3 + (i % 7) as f64 / 10.0),
                 namespace: Some(namespace),
                 ..WriteRequest::default()
@@ -595,7 +600,7 @@ async fn run(
                 merged += 1;
                 planted_merged += usize::from(base.is_some_and(|j| ids[j] == Some(id)));
                 // Episodic and working memories take the newer wording; semantic keeps its own.
-                if types[i % types.len()] != MemoryType::Semantic {
+                if memory_type_of(i) != MemoryType::Semantic {
                     holders.insert(id, i);
                 }
             } else {
@@ -615,7 +620,7 @@ async fn run(
 
     let mut latencies = Vec::with_capacity(queries);
     for q in 0..queries {
-        let (namespace, query) = corpus.query(q, n, &namespaces);
+        let (namespace, query) = corpus.query(q, n);
         let request = SearchRequest {
             query,
             top_k: Some(top_k as i64),
@@ -640,14 +645,13 @@ async fn run(
     } = daemon::Rss::of("self");
     let (recall, dedup_recall, probe_recall) = match corpus {
         Corpus::Synthetic => (
-            Some(index_recall_at_10(&index, &embedder, &holders, &namespaces, writers).await?),
+            Some(index_recall_at_10(&index, &embedder, &holders, writers).await?),
             Some(planted_merged as f64 / planted.max(1) as f64),
             Some(
                 probe_recall(
                     &service,
                     &embedder,
                     &holders,
-                    |i| (namespaces[i % namespaces.len()], types[i % types.len()]),
                     bench.rules.dedup_threshold - 0.01,
                     writers,
                 )
