@@ -956,6 +956,8 @@ fn bench_import_reports_rates_memory_latency_and_recall() {
     );
     // 200 points a namespace: a filtered search that small is near exact.
     assert!(number("recall_at_10") >= 0.9, "{report}");
+    // Each line's own vector, asked of the write path's dedup probe, in a scanned namespace.
+    assert_eq!(number("probe_recall"), 1.0, "{report}");
     assert_eq!(report["recall_queries"], 50, "{report}");
     let by_ef = report["recall_at_10_by_hnsw_ef"].as_array().unwrap();
     let efs: Vec<u64> = by_ef
@@ -1030,6 +1032,7 @@ fn bench_import_on_real_text_reports_evidence_found_and_recall() {
     // Namespaces of a few hundred turns: scanned, not walked, and rescored from three times
     // the candidates, so near exact.
     assert!(report["recall_at_10"].as_f64().unwrap() >= 0.97, "{report}");
+    assert_eq!(report["probe_recall"].as_f64(), Some(1.0), "{report}");
 
     // Large namespaces: turns joined two by two, one namespace per conversation.
     let pairs = |n: &str| {
@@ -1061,6 +1064,7 @@ fn bench_import_on_real_text_reports_evidence_found_and_recall() {
         "{report}"
     );
     assert!(report["recall_at_10"].as_f64().unwrap() >= 0.9, "{report}");
+    assert_eq!(report["probe_recall"].as_f64(), Some(1.0), "{report}");
 }
 
 /// A memory cgroup controller (v1, or v2's at the root) under which this user may make a group.

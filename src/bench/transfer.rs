@@ -19,12 +19,13 @@ use super::cgroup::MemoryCgroup;
 use super::daemon::{Daemon, Rss};
 use super::locomo::Conversation;
 use super::{
-    BenchBackend, BenchError, RandomEmbedder, ScratchDatabase, Tick, found_in_top_10,
+    BenchBackend, BenchError, PROBE_SAMPLE, RandomEmbedder, ScratchDatabase, Tick, found_in_top_10,
     locomo_turn_at, percentile, status_mb,
 };
 use crate::domain::{MemoryId, MemoryType};
 use crate::embed::{BuiltinEmbedder, Embedder};
-use crate::index::{EdgeIndex, HnswParams};
+use crate::index::{EdgeIndex, HnswParams, VectorIndex};
+use crate::service::probe_query;
 use crate::transfer::{FORMAT_VERSION, Header, MemoryLine};
 
 #[derive(Debug, Clone, Serialize)]
@@ -76,6 +77,12 @@ pub struct TransferBenchReport {
     /// The same at other search beam widths (`hnsw_ef`; the daemon's is 128): what recall
     /// costs in latency is the daemon's p50/p99 at its own.
     pub recall_at_10_by_hnsw_ef: Vec<RecallAtEf>,
+    /// The write path's dedup probe (its query: beam, candidates, namespace and type) asked
+    /// up to `PROBE_SAMPLE` imported lines' own vectors (every k-th line), in the imported
+    /// index: the share where it finds that line or one of the same vector. A namespace large
+    /// enough to be walked rather than scanned (the `locomo-pairs` corpus's) is where a
+    /// narrow beam can miss; the synthetic `bench search` measures the same on noise.
+    pub probe_recall: f64,
 }
 
 /// Queries `recall_at_10` asks, spread over the namespaces.
@@ -428,6 +435,36 @@ async fn recall_at_10(
     Ok(by_ef)
 }
 
+/// `TransferBenchReport::probe_recall`, on the index in `index_dir`.
+async fn probe_recall(
+    index_dir: &Path,
+    corpus: &ImportCorpus,
+    ids: &[MemoryId],
+    dimension: usize,
+) -> Result<f64, BenchError> {
+    let random = RandomEmbedder::new(dimension);
+    let index = EdgeIndex::open(index_dir, dimension, HnswParams::default()).await?;
+    let stride = ids.len().div_ceil(PROBE_SAMPLE).max(1);
+    let (mut asked, mut found) = (0, 0);
+    for i in (0..ids.len()).step_by(stride) {
+        let line = corpus.line(i);
+        let vector = corpus.vector(i, &line, &random);
+        let hits = index
+            .search(probe_query(&line.namespace, MemoryType::Episodic, &vector))
+            .await?;
+        asked += 1;
+        // A line repeated word for word has the same vector; either one is what dedup wants.
+        found += usize::from(
+            hits.iter()
+                .any(|h| h.id == ids[i] || h.score >= SAME_VECTOR),
+        );
+    }
+    Ok(found as f64 / asked.max(1) as f64)
+}
+
+/// A cosine at which two vectors count as the same (float rounding aside).
+const SAME_VECTOR: f32 = 1.0 - 1e-5;
+
 /// `HINDSIGHT_BENCH_KEEP_DATA` set: the bench's dir (the file, the data, the children's logs
 /// as `<command>.log`) is kept for a look afterwards, and its path printed on stderr. The
 /// children log at `RUST_LOG` (default `warn`).
@@ -609,6 +646,8 @@ pub async fn transfer_bench(
             .find(|r| r.hnsw_ef == daemon_ef)
             .map(|r| r.recall_at_10)
             .ok_or("RECALL_EFS holds the daemon's hnsw_ef")?;
+        progress("the dedup probe on the imported index", 0, None);
+        let probe_recall = probe_recall(&data.join("index"), corpus, &ids, dimension).await?;
         Ok::<_, BenchError>(TransferBenchReport {
             bench: "import",
             corpus: corpus.name(),
@@ -638,6 +677,7 @@ pub async fn transfer_bench(
             recall_at_10: recall,
             recall_queries: RECALL_QUERIES,
             recall_at_10_by_hnsw_ef: by_ef,
+            probe_recall,
         })
     }
     .await;

@@ -34,6 +34,7 @@ use crate::store::{MemoryStore, StoreError, StoreLock};
 pub use maintenance::{EMBEDDER_META_KEY, EMBEDDER_NOTE_META_KEY, ReindexProgress};
 pub use requests::{Args, ForgetRequest, SearchRequest, WriteRequest};
 pub use responses::{ForgetResult, SearchHit, SearchResult, WriteResult, WriteStatus};
+pub(crate) use write::probe_query;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ServiceError {

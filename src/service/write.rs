@@ -15,18 +15,33 @@ use crate::store::MergeUpdate;
 /// How many nearest neighbours the dedup check looks at.
 const DEDUP_CANDIDATES: usize = 5;
 
-/// The dedup probe's graph-walk beam (searches use the index's own, 128). The probe looks for a
-/// point at cosine > 0.92, which a narrower beam reaches about as surely as a wide one, and the
-/// probe was the write path's largest cost (a profile of an 8-writer load: over half the CPU in
-/// the engine's search). `bench search --n 100000 --dimension 512 --writers 8`, 4,000 planted
-/// near-duplicates, same binary side by side: beam 128: 499, 516 writes/s; 32: 528, 557; dedup
-/// recall 1.0 at each. But a walked scope of random 512-d points is a hard graph: asked each
-/// memory's own vector after such a load (~24k per run), the probe missed it 0–4 times per run
-/// at 32 (8 in 120k over 5 runs) and 72–96 times at 16, never at 64 or 128; and one load at
-/// half the indexing threshold had missed 134 of its 4,000 near-duplicates at 32. 64 loaded
-/// as fast as 32 (701, 812 against 660–748 writes/s, runs interleaved). `bench search`
-/// reports the probe's own rate as `probe_recall`.
-const PROBE_EF: usize = 64;
+/// The dedup probe's graph-walk beam: the searches' own. The probe looks for a point at
+/// cosine > 0.92, and a narrower beam had seemed to reach it as surely: `bench search --n 100000
+/// --dimension 512 --writers 8` (random vectors, 4,000 planted near-duplicates) merged all of
+/// them at 128, 32 and 16 alike, and loaded a little faster narrower (128: 499, 516 writes/s;
+/// 32: 528, 557). But asked stored memories' own vectors after a load, a narrow walk misses
+/// points it stands on: on random 512-d vectors 0–4 per ~24k at 32, 72–96 at 16, none at 64
+/// or 128; on real text in walked namespaces (`bench import --n 100000 --locomo
+/// --large-namespaces`: five namespaces of 20k turn pairs, `probe_recall`), 1.2 % of the
+/// lines' own vectors not among the probe's candidates at 64, 0.4 % at 128 and 0.3 % at 256
+/// (what is left is not the beam's): repeats a write would store again. 128 loaded as fast as 64 on random vectors (568 and 511 writes/s against
+/// 518 and 538, runs interleaved on one machine; dedup and probe recall 1.0 at each).
+const PROBE_EF: usize = 128;
+
+/// What the dedup probe asks the index: the nearest few active points of one namespace and
+/// type, at the probe's beam.
+pub(crate) fn probe_query(namespace: &str, memory_type: MemoryType, vector: &[f32]) -> IndexQuery {
+    IndexQuery {
+        vector: vector.to_vec(),
+        namespaces: vec![namespace.to_owned()],
+        memory_types: vec![memory_type],
+        statuses: vec![Status::Active],
+        occurred_from: None,
+        occurred_to: None,
+        limit: DEDUP_CANDIDATES,
+        ef: Some(PROBE_EF),
+    }
+}
 
 impl MemoryService {
     pub async fn write(&self, request: &WriteRequest) -> Result<WriteResult, ServiceError> {
@@ -292,16 +307,7 @@ impl MemoryService {
     ) -> Result<Vec<(f64, Memory)>, ServiceError> {
         let hits = self
             .index
-            .search(IndexQuery {
-                vector: vector.to_vec(),
-                namespaces: vec![namespace.to_owned()],
-                memory_types: vec![memory_type],
-                statuses: vec![Status::Active],
-                occurred_from: None,
-                occurred_to: None,
-                limit: DEDUP_CANDIDATES,
-                ef: Some(PROBE_EF),
-            })
+            .search(probe_query(namespace, memory_type, vector))
             .await?;
         let ids: Vec<_> = hits
             .iter()
