@@ -24,8 +24,9 @@ const DEDUP_CANDIDATES: usize = 5;
 /// or 128; on real text in walked namespaces (`bench import --n 100000 --locomo
 /// --large-namespaces`: five namespaces of 20k turn pairs, `probe_recall`), 1.2 % of the
 /// lines' own vectors not among the probe's candidates at 64, 0.4 % at 128 and 0.3 % at 256
-/// (what is left is not the beam's): repeats a write would store again. 128 loaded as fast as 64 on random vectors (568 and 511 writes/s against
-/// 518 and 538, runs interleaved on one machine; dedup and probe recall 1.0 at each).
+/// (what is left is not the beam's): repeats a write would store again. 128 loaded random
+/// vectors as fast as 64 (568 and 511 writes/s against 518 and 538, runs interleaved on one
+/// machine; dedup and probe recall 1.0 at each).
 const PROBE_EF: usize = 128;
 
 /// What the dedup probe asks the index: the nearest few active points of one namespace and
