@@ -338,8 +338,14 @@ async fn index_recall_at_10(
     Ok(found as f64 / wanted.max(1) as f64)
 }
 
-/// Stored memories the dedup probe is asked to find again after a synthetic load, at most.
-pub(crate) const PROBE_SAMPLE: usize = 10_000;
+/// Stored memories the dedup probe is asked to find again after a load, at most.
+const PROBE_SAMPLE: usize = 10_000;
+
+/// Of `writes` written in order, the dedup probe asks every `probe_stride`th: at most
+/// `PROBE_SAMPLE` of them, spread over the whole load.
+pub(crate) fn probe_stride(writes: usize) -> usize {
+    writes.div_ceil(PROBE_SAMPLE).max(1)
+}
 
 /// The write path's dedup probe (`active_neighbours`: its beam, its candidates, its floor),
 /// asked each sampled memory's own vector after the load, in its own namespace and type: the
@@ -355,7 +361,7 @@ async fn probe_recall(
 ) -> Result<f64, BenchError> {
     // Every `stride`th write: at most `PROBE_SAMPLE` of them, whatever share merged away.
     let writes = holders.values().max().map_or(0, |i| i + 1);
-    let stride = writes.div_ceil(PROBE_SAMPLE).max(1);
+    let stride = probe_stride(writes);
     let (mut asked, mut found) = (0, 0);
     for (id, &i) in holders.iter().filter(|(_, i)| *i % stride == 0) {
         let (namespace, memory_type) = synthetic_scope(i);

@@ -19,8 +19,8 @@ use super::cgroup::MemoryCgroup;
 use super::daemon::{Daemon, Rss};
 use super::locomo::Conversation;
 use super::{
-    BenchBackend, BenchError, PROBE_SAMPLE, RandomEmbedder, ScratchDatabase, Tick, found_in_top_10,
-    locomo_turn_at, percentile, status_mb,
+    BenchBackend, BenchError, RandomEmbedder, ScratchDatabase, Tick, found_in_top_10,
+    locomo_turn_at, percentile, probe_stride, status_mb,
 };
 use crate::domain::{MemoryId, MemoryType};
 use crate::embed::{BuiltinEmbedder, Embedder};
@@ -78,10 +78,11 @@ pub struct TransferBenchReport {
     /// costs in latency is the daemon's p50/p99 at its own.
     pub recall_at_10_by_hnsw_ef: Vec<RecallAtEf>,
     /// The write path's dedup probe (its query: beam, candidates, namespace and type) asked
-    /// up to `PROBE_SAMPLE` imported lines' own vectors (every k-th line), in the imported
-    /// index: the share where it finds that line or one of the same vector. A namespace large
-    /// enough to be walked rather than scanned (the `locomo-pairs` corpus's) is where a
-    /// narrow beam can miss; the synthetic `bench search` measures the same on noise.
+    /// up to 10,000 imported lines' own vectors (every k-th line, `probe_stride`), in the
+    /// imported index: the share where it finds that line or one of the same vector. A
+    /// namespace large enough to be walked rather than scanned (the `locomo-pairs` corpus's)
+    /// is where a narrow beam can miss; the synthetic `bench search` measures the same on
+    /// noise.
     pub probe_recall: f64,
 }
 
@@ -444,7 +445,7 @@ async fn probe_recall(
 ) -> Result<f64, BenchError> {
     let random = RandomEmbedder::new(dimension);
     let index = EdgeIndex::open(index_dir, dimension, HnswParams::default()).await?;
-    let stride = ids.len().div_ceil(PROBE_SAMPLE).max(1);
+    let stride = probe_stride(ids.len());
     let (mut asked, mut found) = (0, 0);
     for i in (0..ids.len()).step_by(stride) {
         let line = corpus.line(i);
