@@ -582,6 +582,67 @@ pub async fn merge_updates_content_importance_provenance_and_expiry(store: &dyn 
     assert_eq!(again.expires_at, None);
 }
 
+pub async fn active_repeats_are_the_scope_s_active_rows_of_one_exact_text(store: &dyn Database) {
+    let text = "the user asked for the quarterly report with every data source listed at the end";
+    assert!(text.chars().count() > 64, "longer than SQLite's key");
+    let repeat = memory("default", MemoryType::Episodic, text);
+    let longer = memory("default", MemoryType::Episodic, &format!("{text}, twice"));
+    let elsewhere = memory("other", MemoryType::Episodic, text);
+    let semantic = memory("default", MemoryType::Semantic, text);
+    let forgotten = memory("default", MemoryType::Episodic, text);
+    let rewritten = memory("default", MemoryType::Episodic, "a draft of something else");
+    for m in [
+        &repeat, &longer, &elsewhere, &semantic, &forgotten, &rewritten,
+    ] {
+        store.insert(m).await.unwrap();
+    }
+    store
+        .forget(&ForgetSelector::Id(forgotten.id), false, Utc::now())
+        .await
+        .unwrap();
+    // A merge that replaces a row's text moves it to the new text's key.
+    store
+        .merge(&MergeUpdate {
+            id: rewritten.id,
+            replace_content: Some((text.into(), vec![0.1, -0.2, 0.3])),
+            importance: 0.5,
+            merged_source: json!({}),
+            expires_at: None,
+            occurred_at: Utc::now(),
+            at: Utc::now(),
+        })
+        .await
+        .unwrap()
+        .expect("active row merges");
+    let ids = |found: Vec<Memory>| {
+        let mut ids: Vec<_> = found.iter().map(|m| m.id).collect();
+        ids.sort();
+        ids
+    };
+    let mut expected = vec![repeat.id, rewritten.id];
+    expected.sort();
+    let found = store
+        .active_repeats("default", MemoryType::Episodic, text)
+        .await
+        .unwrap();
+    assert_eq!(ids(found), expected, "same scope, same text, active");
+    let found = store
+        .active_repeats("default", MemoryType::Episodic, "a draft of something else")
+        .await
+        .unwrap();
+    assert!(found.is_empty(), "the rewritten row left its old text");
+    let found = store
+        .active_repeats("default", MemoryType::Episodic, &text[..64])
+        .await
+        .unwrap();
+    assert!(found.is_empty(), "a shared beginning is not a repeat");
+    let found = store
+        .active_repeats("other", MemoryType::Semantic, text)
+        .await
+        .unwrap();
+    assert!(found.is_empty(), "no row of that scope holds it");
+}
+
 pub async fn merge_into_inactive_row_is_refused(store: &dyn Database) {
     let m = memory("default", MemoryType::Episodic, "something happened");
     store.insert(&m).await.unwrap();
@@ -1284,6 +1345,7 @@ macro_rules! store_suite {
                 expire_due_marks_a_bounded_batch,
                 merge_updates_content_importance_provenance_and_expiry,
                 merge_into_inactive_row_is_refused,
+                active_repeats_are_the_scope_s_active_rows_of_one_exact_text,
                 forget_soft_and_hard,
                 index_pending_is_cleared_only_for_the_version_seen,
                 access_is_recorded,

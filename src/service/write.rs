@@ -24,7 +24,8 @@ const DEDUP_CANDIDATES: usize = 5;
 /// or 128; on real text in walked namespaces (`bench import --n 100000 --locomo
 /// --large-namespaces`: five namespaces of 20k turn pairs, `probe_recall`), 1.2 % of the
 /// lines' own vectors not among the probe's candidates at 64, 0.4 % at 128 and 0.3 % at 256
-/// (what is left is not the beam's): repeats a write would store again. 128 loaded random
+/// (what is left is not the beam's): near-duplicates of those points a write would store
+/// again (exact repeats the store finds first, `find_duplicate`). 128 loaded random
 /// vectors as fast as 64 (568 and 511 writes/s against 518 and 538, runs interleaved on one
 /// machine; dedup and probe recall 1.0 at each).
 const PROBE_EF: usize = 128;
@@ -273,7 +274,9 @@ impl MemoryService {
     }
 
     /// The most similar active memory of the same namespace and type above the dedup threshold,
-    /// unless it is a different (entity, attribute) fact.
+    /// unless it is a different (entity, attribute) fact. An exact repeat is looked up in the
+    /// store first: the vector index's walk is approximate and misses a few stored points
+    /// outright (`PROBE_EF`), a repeat's own among them; the store's index does not.
     async fn find_duplicate(
         &self,
         valid: &ValidWrite,
@@ -281,6 +284,25 @@ impl MemoryService {
     ) -> Result<Option<Memory>, ServiceError> {
         let threshold = self.rules.dedup_threshold;
         let key = FactKey::of(valid.entity.as_deref(), valid.attribute.as_deref());
+        let now = Utc::now();
+        let repeat = self
+            .store
+            .active_repeats(
+                valid.namespace.as_str(),
+                valid.memory_type,
+                valid.content.as_str(),
+            )
+            .await?
+            .into_iter()
+            .find(|m| {
+                // The threshold still rules: at 1.0 nothing merges, a repeat included.
+                !m.is_expired_at(now)
+                    && f64::from(cosine(&m.embedding, embedding)) > threshold
+                    && FactKey::may_merge(key.as_ref(), m)
+            });
+        if repeat.is_some() {
+            return Ok(repeat);
+        }
         Ok(self
             .active_neighbours(
                 valid.namespace.as_str(),

@@ -369,6 +369,15 @@ pub trait MemoryStore: IntegrityStore + Send + Sync + 'static {
     /// Full-text search over the rows' terms (words; character bigrams for CJK), best first.
     async fn lexical_search(&self, query: &LexicalQuery) -> Result<LexicalHits, StoreError>;
 
+    /// Active rows of `namespace` and `memory_type` whose content is exactly `content`: the
+    /// write path's exact-repeat lookup, by index (not by the vector index's approximate walk).
+    async fn active_repeats(
+        &self,
+        namespace: &str,
+        memory_type: MemoryType,
+        content: &str,
+    ) -> Result<Vec<Memory>, StoreError>;
+
     /// Active rows holding (namespace, entity, attribute).
     async fn active_facts(
         &self,

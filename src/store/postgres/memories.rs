@@ -5,9 +5,19 @@ use chrono::{DateTime, Utc};
 
 use super::integrity::{resign_ids, sign_rows};
 use super::*;
-use crate::domain::{Memory, MemoryId, Namespace};
+use crate::domain::{Memory, MemoryId, MemoryType, Namespace};
 use crate::lexical;
 use crate::store::{MemoryListQuery, RowTable};
+
+/// `active_repeats`' statement. Its key is the expression `memories_active_content` indexes,
+/// written as the index writes it: the planner matches an indexed expression only so.
+fn active_repeats_sql() -> String {
+    format!(
+        "SELECT {COLUMNS} FROM {ROWS} \
+         WHERE md5(content) = md5($3) AND status = 'active' \
+           AND content = $3 AND namespace = $1 AND memory_type = $2"
+    )
+}
 
 #[async_trait]
 impl MemoryStore for PostgresStore {
@@ -223,6 +233,21 @@ impl MemoryStore for PostgresStore {
                 .collect(),
             full_match: None,
         })
+    }
+
+    async fn active_repeats(
+        &self,
+        namespace: &str,
+        memory_type: MemoryType,
+        content: &str,
+    ) -> Result<Vec<Memory>, StoreError> {
+        let rows = sqlx::query(sqlx::AssertSqlSafe(active_repeats_sql()))
+            .bind(namespace)
+            .bind(memory_type.as_str())
+            .bind(content)
+            .fetch_all(&self.pool)
+            .await?;
+        rows_to_memories(&rows)
     }
 
     async fn active_facts(

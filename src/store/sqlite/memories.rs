@@ -5,9 +5,22 @@ use chrono::{DateTime, Utc};
 
 use super::integrity::{resign_ids, sign_rows};
 use super::*;
-use crate::domain::{Memory, MemoryId, Namespace};
+use crate::domain::{Memory, MemoryId, MemoryType, Namespace};
 use crate::lexical;
 use crate::store::{MemoryListQuery, RowTable};
+
+/// `active_repeats`' statement. Its key is the expression `memories_active_content` indexes,
+/// written as the index writes it: SQLite matches an indexed expression only so. Left to
+/// itself, without statistics, SQLite seeks `memories_scope` instead (three equalities against
+/// one) and compares every active row of the scope; `INDEXED BY` makes it take the key (and
+/// fail to prepare, not fall back to a scan, if the key no longer fits the index).
+fn active_repeats_sql() -> String {
+    format!(
+        "SELECT {COLUMNS} FROM memories INDEXED BY memories_active_content \
+         WHERE substr(content, 1, 64) = substr(?3, 1, 64) AND status = 'active' \
+           AND content = ?3 AND namespace = ?1 AND memory_type = ?2"
+    )
+}
 
 #[async_trait]
 impl MemoryStore for SqliteStore {
@@ -201,6 +214,21 @@ impl MemoryStore for SqliteStore {
             hits,
             full_match: Some(full_match),
         })
+    }
+
+    async fn active_repeats(
+        &self,
+        namespace: &str,
+        memory_type: MemoryType,
+        content: &str,
+    ) -> Result<Vec<Memory>, StoreError> {
+        let rows = sqlx::query(sqlx::AssertSqlSafe(active_repeats_sql()))
+            .bind(namespace)
+            .bind(memory_type.as_str())
+            .bind(content)
+            .fetch_all(&self.pool)
+            .await?;
+        rows_to_memories(&rows)
     }
 
     async fn active_facts(
@@ -492,5 +520,38 @@ impl MemoryStore for SqliteStore {
         .execute(&self.writer)
         .await?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::signing::Signer;
+
+    /// The write path asks this on every write: it must seek its index, not scan the scope.
+    #[tokio::test]
+    async fn the_repeat_lookup_seeks_its_index() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SqliteStore::open(&dir.path().join("test.db"), Signer::ephemeral())
+            .await
+            .unwrap();
+        let plan: Vec<String> = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "EXPLAIN QUERY PLAN {}",
+            active_repeats_sql()
+        )))
+        .bind("default")
+        .bind("episodic")
+        .bind("the text")
+        .fetch_all(store.pool())
+        .await
+        .unwrap()
+        .iter()
+        .map(|row| row.get::<String, _>("detail"))
+        .collect();
+        assert!(
+            plan.iter()
+                .any(|step| step.contains("INDEX memories_active_content")),
+            "{plan:?}"
+        );
     }
 }
