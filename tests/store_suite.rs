@@ -643,6 +643,57 @@ pub async fn active_repeats_are_the_scope_s_active_rows_of_one_exact_text(store:
     assert!(found.is_empty(), "no row of that scope holds it");
 }
 
+/// A bulk load may set the repeat lookup's key aside (the store decides: by the load's size
+/// against the store's); once the load ends, rows from before it and from it are found again.
+pub async fn exact_repeats_are_found_again_once_a_bulk_load_ends(store: &dyn Database) {
+    use hindsight::store::StoredRow;
+    let text = "the user keeps a spare key under the third flower pot by the door";
+    let before = memory("default", MemoryType::Episodic, text);
+    store.insert(&before).await.unwrap();
+    let find = async || {
+        let mut ids: Vec<_> = store
+            .active_repeats("default", MemoryType::Episodic, text)
+            .await
+            .unwrap()
+            .iter()
+            .map(|m| m.id)
+            .collect();
+        ids.sort();
+        ids
+    };
+    if !store.begin_bulk_load(1_000).await.unwrap() {
+        assert_eq!(
+            find().await,
+            vec![before.id],
+            "kept, the key answers during the load"
+        );
+    }
+    let loaded = memory("default", MemoryType::Episodic, text);
+    let rows: Vec<StoredRow> = (0..3)
+        .map(|i| memory("default", MemoryType::Episodic, &format!("loaded row {i}")))
+        .chain([loaded.clone()])
+        .map(|memory| StoredRow {
+            memory,
+            archived_at: None,
+        })
+        .collect();
+    store.import_rows(&rows).await.unwrap();
+    store.finish_bulk_load().await.unwrap();
+    let mut expected = vec![before.id, loaded.id];
+    expected.sort();
+    assert_eq!(
+        find().await,
+        expected,
+        "the key made again holds the load's rows"
+    );
+    store.finish_bulk_load().await.unwrap();
+    assert_eq!(
+        find().await,
+        expected,
+        "ending a load twice changes nothing"
+    );
+}
+
 pub async fn merge_into_inactive_row_is_refused(store: &dyn Database) {
     let m = memory("default", MemoryType::Episodic, "something happened");
     store.insert(&m).await.unwrap();
@@ -1346,6 +1397,7 @@ macro_rules! store_suite {
                 merge_updates_content_importance_provenance_and_expiry,
                 merge_into_inactive_row_is_refused,
                 active_repeats_are_the_scope_s_active_rows_of_one_exact_text,
+                exact_repeats_are_found_again_once_a_bulk_load_ends,
                 forget_soft_and_hard,
                 index_pending_is_cleared_only_for_the_version_seen,
                 access_is_recorded,

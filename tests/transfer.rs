@@ -295,8 +295,20 @@ async fn a_round_trip_sqlite_to_postgres_to_sqlite_keeps_every_column() {
         .fetch_one(&db)
         .await
         .unwrap();
+    // The load was large against the empty store: it dropped the exact-repeat key, and its
+    // end made the key again.
+    let repeat_key: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM sqlite_master WHERE name = 'memories_active_content'",
+    )
+    .fetch_one(&db)
+    .await
+    .unwrap();
     db.close().await;
     assert_eq!(pending, 0, "the import's end indexed every deferred row");
+    assert_eq!(
+        repeat_key, 1,
+        "the import's end made the exact-repeat key again"
+    );
     let index = hindsight::index::EdgeIndex::open(
         &c.join("index"),
         512,

@@ -242,7 +242,7 @@ pub async fn import(settings: Settings, args: ImportArgs) -> anyhow::Result<()> 
             &file,
             batch_size,
             &ops,
-            (mode, true, &header),
+            (mode, true, &header, 0),
             (&mut checked, Some(&mut file_check)),
             |n| progress.tick("checking", n, None),
         )
@@ -258,7 +258,7 @@ pub async fn import(settings: Settings, args: ImportArgs) -> anyhow::Result<()> 
             &file,
             batch_size,
             &ops,
-            (mode, false, &header),
+            (mode, false, &header, checked.lines),
             (&mut written, None),
             |n| progress.tick("importing", n, None),
         )
@@ -447,18 +447,19 @@ fn content_hash(content: &str) -> u64 {
 }
 
 /// Read the file's memory lines and send them to `ops` in import batches of `size` (`mode`, dry
-/// or not, under `header`), summing what each batch reports into `report`. With `check` (the
-/// first pass), a line that does not parse, or clashes with an earlier line, is noted there and
-/// not sent; without, such lines were reported by the first pass. Every batch but the last
-/// leaves its rows for the index to take in at the end (one pass, rather than one per batch);
-/// the last is sent once the file is known to hold no further line.
+/// or not, under `header`, `load_lines` in all when known), summing what each batch reports
+/// into `report`. With `check` (the first pass), a line that does not parse, or clashes with an
+/// earlier line, is noted there and not sent; without, such lines were reported by the first
+/// pass. Every batch but the last leaves its rows for the index to take in at the end (one
+/// pass, rather than one per batch); the last is sent once the file is known to hold no
+/// further line.
 /// The file is read and parsed on a thread of its own, a batch ahead of the one being written:
 /// parsing the vectors' JSON took a core for ~3 s per 100k lines that the writes waited on.
 async fn for_each_batch(
     path: &Path,
     size: usize,
     ops: &Arc<dyn hindsight::operations::Operations>,
-    (mode, dry_run, header): (ImportMode, bool, &Header),
+    (mode, dry_run, header, load_lines): (ImportMode, bool, &Header, u64),
     (report, mut check): (&mut ImportReport, Option<&mut FileCheck>),
     mut progress: impl FnMut(u64),
 ) -> Result<(), OperationError> {
@@ -483,6 +484,7 @@ async fn for_each_batch(
                 header: header.clone(),
                 lines,
                 defer_index: !last,
+                load_lines,
             })
             .await?;
         report.add(batch_report);

@@ -132,6 +132,9 @@ impl LocalOperations {
         }
         match batch.mode {
             ImportMode::Preserve => {
+                if batch.defer_index && !batch.dry_run {
+                    self.db().begin_bulk_load(batch.load_lines).await?;
+                }
                 let (report, added) = self
                     .preserve(rows, &batch.header, batch.dry_run, report)
                     .await?;
@@ -140,6 +143,7 @@ impl LocalOperations {
                     service.feed_index(added).await;
                     if !batch.defer_index {
                         // This batch's rows and those of every deferred batch before it.
+                        self.db().finish_bulk_load().await?;
                         service.finish_bulk_load().await?;
                     }
                 }

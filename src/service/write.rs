@@ -284,6 +284,9 @@ impl MemoryService {
     ) -> Result<Option<Memory>, ServiceError> {
         let threshold = self.rules.dedup_threshold;
         let key = FactKey::of(valid.entity.as_deref(), valid.attribute.as_deref());
+        // The one rule for both: above the threshold (at 1.0 nothing merges, a repeat
+        // included), and not another (entity, attribute) fact.
+        let merges = |sim: f64, m: &Memory| sim > threshold && FactKey::may_merge(key.as_ref(), m);
         let now = Utc::now();
         let repeat = self
             .store
@@ -295,10 +298,7 @@ impl MemoryService {
             .await?
             .into_iter()
             .find(|m| {
-                // The threshold still rules: at 1.0 nothing merges, a repeat included.
-                !m.is_expired_at(now)
-                    && f64::from(cosine(&m.embedding, embedding)) > threshold
-                    && FactKey::may_merge(key.as_ref(), m)
+                !m.is_expired_at(now) && merges(f64::from(cosine(&m.embedding, embedding)), m)
             });
         if repeat.is_some() {
             return Ok(repeat);
@@ -312,8 +312,7 @@ impl MemoryService {
             )
             .await?
             .into_iter()
-            .filter(|(sim, _)| *sim > threshold)
-            .find(|(_, m)| FactKey::may_merge(key.as_ref(), m))
+            .find(|(sim, m)| merges(*sim, m))
             .map(|(_, m)| m))
     }
 

@@ -86,6 +86,16 @@ pub trait TransferStore: Send + Sync + 'static {
     /// the ids added.
     async fn import_rows(&self, rows: &[StoredRow]) -> Result<Vec<MemoryId>, StoreError>;
 
+    /// A preserve-mode load of `load_rows` rows is under way, its vector index deferred to its
+    /// end: the store may drop what such a load would keep up row by row at a cost (an index
+    /// in an order other than the rows'), to make it again in one pass at `finish_bulk_load`.
+    /// Whether it did (or had already, for this load).
+    async fn begin_bulk_load(&self, load_rows: u64) -> Result<bool, StoreError>;
+
+    /// A bulk load's end (called after any import's last batch): what `begin_bulk_load` dropped
+    /// is made again. A load that never ends is repaired when the store is next opened.
+    async fn finish_bulk_load(&self) -> Result<(), StoreError>;
+
     /// Which of these line ids a write-mode import has already passed through the write path.
     async fn imported(&self, ids: &[MemoryId]) -> Result<Vec<MemoryId>, StoreError>;
 

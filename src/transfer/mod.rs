@@ -143,6 +143,11 @@ pub struct ImportBatch {
     /// them in.
     #[serde(default)]
     pub defer_index: bool,
+    /// With `defer_index`: the lines of the whole load (0: not known). A load large against
+    /// the store may have the store drop an index the load would keep up row by row, made
+    /// again at the load's last batch (`TransferStore::begin_bulk_load`).
+    #[serde(default)]
+    pub load_lines: u64,
 }
 
 impl ImportBatch {

@@ -1,5 +1,7 @@
 //! `MemoryStore` on SQLite: the memories themselves.
 
+use std::sync::atomic::Ordering;
+
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
@@ -12,13 +14,15 @@ use crate::store::{MemoryListQuery, RowTable};
 /// `active_repeats`' statement. Its key is the expression `memories_active_content` indexes,
 /// written as the index writes it: SQLite matches an indexed expression only so. Left to
 /// itself, without statistics, SQLite seeks `memories_scope` instead (three equalities against
-/// one) and compares every active row of the scope; `INDEXED BY` makes it take the key (and
-/// fail to prepare, not fall back to a scan, if the key no longer fits the index).
+/// one) and compares every active row of the scope; the unary `+` keeps the scope's columns
+/// from any index, so the key is the one index left. While a bulk load has the index dropped
+/// (`REPEAT_INDEX`) the lookup is not asked; one asked just as it went scans the table (not
+/// fails, as `INDEXED BY` would).
 fn active_repeats_sql() -> String {
     format!(
-        "SELECT {COLUMNS} FROM memories INDEXED BY memories_active_content \
+        "SELECT {COLUMNS} FROM memories \
          WHERE substr(content, 1, 64) = substr(?3, 1, 64) AND status = 'active' \
-           AND content = ?3 AND namespace = ?1 AND memory_type = ?2"
+           AND content = ?3 AND +namespace = ?1 AND +memory_type = ?2"
     )
 }
 
@@ -222,6 +226,10 @@ impl MemoryStore for SqliteStore {
         memory_type: MemoryType,
         content: &str,
     ) -> Result<Vec<Memory>, StoreError> {
+        if self.repeat_index_dropped.load(Ordering::Acquire) {
+            // A bulk load's rows are not in the vector index either until its end.
+            return Ok(vec![]);
+        }
         let rows = sqlx::query(sqlx::AssertSqlSafe(active_repeats_sql()))
             .bind(namespace)
             .bind(memory_type.as_str())
