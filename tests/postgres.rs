@@ -465,10 +465,36 @@ async fn a_starting_replica_refills_an_empty_shared_index_and_never_drops_one() 
 /// A bulk import renews the planner's statistics of the tables it fills once it has added
 /// 5,000 rows (a generic plan made on the empty table would scan it for every id lookup):
 /// `pg_class.reltuples` is -1 until a table is first analysed.
+/// `n` rows of namespace `bulk` as an import gives them, `imported row {from}` onwards.
+fn imported_rows(from: usize, n: usize) -> Vec<hindsight::store::StoredRow> {
+    use hindsight::domain::{Content, Importance, MemoryType, NewMemory};
+    (from..from + n)
+        .map(|i| hindsight::store::StoredRow {
+            memory: NewMemory {
+                id: uuid::Uuid::now_v7(),
+                namespace: Namespace::parse("bulk").unwrap(),
+                memory_type: MemoryType::Episodic,
+                content: Content::parse(&format!("imported row {i}"), 100).unwrap(),
+                importance: Importance::parse(0.5).unwrap(),
+                entity: None,
+                attribute: None,
+                source: json!(null),
+                metadata: json!({}),
+                created_at: chrono::Utc::now(),
+                occurred_at: chrono::Utc::now(),
+                expires_at: None,
+                embedding_model: "test/2".into(),
+                embedding: vec![0.6, 0.8],
+            }
+            .into_memory(),
+            archived_at: None,
+        })
+        .collect()
+}
+
 #[tokio::test]
 async fn an_import_analyses_the_tables_it_fills() {
-    use hindsight::domain::{Content, Importance, MemoryType, NewMemory};
-    use hindsight::store::{StoredRow, TransferStore};
+    use hindsight::store::TransferStore;
     let db = TestDatabase::create().await;
     let store = PostgresStore::connect(&db.url, PoolSize { min: 1, max: 2 }, common::test_signer())
         .await
@@ -483,38 +509,63 @@ async fn an_import_analyses_the_tables_it_fills() {
         admin.close().await;
         n
     };
-    let batch = |from: usize| -> Vec<StoredRow> {
-        (from..from + 2_000)
-            .map(|i| StoredRow {
-                memory: NewMemory {
-                    id: uuid::Uuid::now_v7(),
-                    namespace: Namespace::parse("bulk").unwrap(),
-                    memory_type: MemoryType::Episodic,
-                    content: Content::parse(&format!("imported row {i}"), 100).unwrap(),
-                    importance: Importance::parse(0.5).unwrap(),
-                    entity: None,
-                    attribute: None,
-                    source: json!(null),
-                    metadata: json!({}),
-                    created_at: chrono::Utc::now(),
-                    occurred_at: chrono::Utc::now(),
-                    expires_at: None,
-                    embedding_model: "test/2".into(),
-                    embedding: vec![0.6, 0.8],
-                }
-                .into_memory(),
-                archived_at: None,
-            })
-            .collect()
-    };
     for from in [0, 2_000] {
-        assert_eq!(store.import_rows(&batch(from)).await.unwrap().len(), 2_000);
+        let rows = imported_rows(from, 2_000);
+        assert_eq!(store.import_rows(&rows).await.unwrap().len(), 2_000);
     }
     assert!(reltuples().await < 0.0, "analysed before 5,000 rows");
-    assert_eq!(store.import_rows(&batch(4_000)).await.unwrap().len(), 2_000);
+    let rows = imported_rows(4_000, 2_000);
+    assert_eq!(store.import_rows(&rows).await.unwrap().len(), 2_000);
     assert_eq!(
         reltuples().await,
         6_000.0,
         "analysed once 5,000 rows were in"
+    );
+}
+
+/// The write path asks this on every write: on a scope of 6,000 analysed rows it must seek
+/// the md5 key (`memories_active_content`), not read the scope's rows. The server's own
+/// count of the key's scans says which it did.
+#[tokio::test]
+async fn the_repeat_lookup_seeks_its_index() {
+    use hindsight::domain::MemoryType;
+    use hindsight::store::TransferStore;
+    let db = TestDatabase::create().await;
+    let store = PostgresStore::connect(&db.url, PoolSize { min: 1, max: 2 }, common::test_signer())
+        .await
+        .unwrap();
+    for from in [0, 3_000] {
+        store
+            .import_rows(&imported_rows(from, 3_000))
+            .await
+            .unwrap();
+    }
+    for i in [17, 4_321] {
+        let found = store
+            .active_repeats("bulk", MemoryType::Episodic, &format!("imported row {i}"))
+            .await
+            .unwrap();
+        assert_eq!(found.len(), 1);
+    }
+    // Counts reach the view once the asking backend has been idle a moment (≤ 10 s).
+    let admin = sqlx::PgPool::connect(&db.url).await.unwrap();
+    let mut scans = 0_i64;
+    for _ in 0..60 {
+        scans = sqlx::query_scalar(
+            "SELECT idx_scan FROM pg_stat_user_indexes \
+             WHERE indexrelname = 'memories_active_content'",
+        )
+        .fetch_one(&admin)
+        .await
+        .unwrap();
+        if scans >= 2 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    }
+    admin.close().await;
+    assert!(
+        scans >= 2,
+        "the key was scanned {scans} times for 2 lookups"
     );
 }
