@@ -53,7 +53,8 @@ pub struct SqliteStore {
 /// ended. Kept up in the texts' order, unlike the rows', it cost `bench import --n 1000000
 /// --locomo` a quarter to a third (162–176 s dropped against 217–220 s kept on one machine;
 /// 196 s without the key against 287 s on another): each 500-row transaction wrote ~500 of
-/// its 4 kB pages to the WAL again. Made again in one sorted pass it costs ~5 µs a row (300k rows in 1.5 s).
+/// its 4 kB pages to the WAL again. Made again in one sorted pass it costs ~5 µs a row (300k
+/// synthetic rows: 1.5 s).
 const REPEAT_INDEX: &str = "CREATE INDEX IF NOT EXISTS memories_active_content \
      ON memories (substr(content, 1, 64)) WHERE status = 'active'";
 
