@@ -10,9 +10,15 @@ use rand::{Rng, SeedableRng};
 use serde_json::{Map, Value, json};
 
 const SEED: u64 = 0x5eed_f00d;
-const TOOLS: [&str; 3] = ["memory_write", "memory_search", "memory_forget"];
-const FIELDS: [&str; 16] = [
+const TOOLS: [&str; 4] = [
+    "memory_write",
+    "memory_write_batch",
+    "memory_search",
+    "memory_forget",
+];
+const FIELDS: [&str; 17] = [
     "content",
+    "memories",
     "memory_type",
     "importance",
     "ttl_days",
@@ -87,6 +93,20 @@ fn valid(rng: &mut StdRng, tool: &str) -> Map<String, Value> {
         "memory_write" => json!({"content": text, "namespace": "fuzz",
             "importance": importance,
             "memory_type": kind}),
+        // A few writes, each well-formed or randomly changed.
+        "memory_write_batch" => {
+            let memories: Vec<Value> = (0..rng.random_range(1..4))
+                .map(|_| {
+                    let mut one = valid(rng, "memory_write");
+                    if rng.random_bool(0.3) {
+                        let field = FIELDS[rng.random_range(0..FIELDS.len())].to_owned();
+                        one.insert(field, value(rng, 1));
+                    }
+                    Value::Object(one)
+                })
+                .collect();
+            json!({ "memories": memories })
+        }
         "memory_search" => {
             json!({"query": text, "namespace": "fuzz", "top_k": top_k})
         }

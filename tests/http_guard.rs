@@ -159,6 +159,11 @@ async fn browser_requests_from_other_sites_are_refused_on_every_route() {
             json!({"content": "Written over the plain HTTP API", "namespace": "bob"}),
             200,
         ),
+        post(
+            "/api/memories/batch".into(),
+            json!({"memories": [{"content": "Written in a batch over HTTP", "namespace": "bob"}]}),
+            200,
+        ),
         get(format!("/api/memories/{}", written[0])),
         post(
             "/api/memories/search".into(),

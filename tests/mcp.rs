@@ -1,5 +1,5 @@
 //! Real MCP clients (rmcp) against the real binary, over stdio and Streamable HTTP: tool
-//! listing, the three tools, bad input, malformed JSON-RPC, bearer auth, the stdio→daemon relay,
+//! listing, the four tools, bad input, malformed JSON-RPC, bearer auth, the stdio→daemon relay,
 //! data-dir ownership, and persistence across a clean stop and a SIGKILL.
 
 mod common;
@@ -16,7 +16,15 @@ async fn exercise_tools(client: &common::Client) {
     let tools = client.list_all_tools().await.expect("tools/list");
     let mut names: Vec<_> = tools.iter().map(|t| t.name.to_string()).collect();
     names.sort();
-    assert_eq!(names, ["memory_forget", "memory_search", "memory_write"]);
+    assert_eq!(
+        names,
+        [
+            "memory_forget",
+            "memory_search",
+            "memory_write",
+            "memory_write_batch"
+        ]
+    );
     for tool in &tools {
         let description = tool.description.as_deref().unwrap_or_default();
         assert!(
@@ -95,6 +103,35 @@ async fn exercise_tools(client: &common::Client) {
     ] {
         assert!(first.get(key).is_some(), "search hit lacks {key}");
     }
+
+    // Several at once: one result per memory, in order; the repeat merges into the first.
+    let batch = call_ok(
+        client,
+        "memory_write_batch",
+        json!({"memories": [
+            {"content": "The user's laptop runs NixOS with a tiling window manager",
+             "memory_type": "semantic", "namespace": "mcp-batch"},
+            {"content": "The user's team ships a release every second Thursday",
+             "namespace": "mcp-batch", "importance": 0.7},
+            {"content": "the user's laptop runs nixos with a tiling window manager",
+             "memory_type": "semantic", "namespace": "mcp-batch"},
+        ]}),
+    )
+    .await;
+    let results = batch["results"].as_array().unwrap();
+    let statuses: Vec<&str> = results
+        .iter()
+        .map(|r| r["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(statuses, ["stored", "stored", "merged"], "{batch}");
+    assert_eq!(results[2]["duplicate_of"], results[0]["memory_id"]);
+    let found = call_ok(
+        client,
+        "memory_search",
+        json!({"query": "which release cadence does the team ship", "namespace": "mcp-batch", "top_k": 1}),
+    )
+    .await;
+    assert_eq!(found["memories"][0]["id"], results[1]["memory_id"]);
 
     let forgotten = call_ok(client, "memory_forget", json!({"memory_id": id})).await;
     assert_eq!(forgotten["forgotten"], 1);
@@ -305,6 +342,17 @@ async fn bad_input_is_refused(client: &common::Client) {
             "memory_search",
             json!({"query": "x", "time_range": {"from": "last week"}}),
             "time_range.from",
+        ),
+        ("memory_write_batch", json!({}), "memories"),
+        (
+            "memory_write_batch",
+            json!({"memories": [{"content": "fine"}, {"content": "x", "importance": 2}]}),
+            "memories[1].importance",
+        ),
+        (
+            "memory_write_batch",
+            json!({"memories": [{"content": "fine"}, {"text": "x"}]}),
+            "memories[1]",
         ),
         ("memory_forget", json!({}), "memory_id"),
         (

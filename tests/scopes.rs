@@ -240,6 +240,33 @@ async fn each_call_is_held_to_the_tokens_scopes_on_every_transport() {
         json!({"content": "Planted in global", "namespace": "global"}),
     )
     .await;
+    // A batch with one memory outside the scopes is refused whole, its others too.
+    let own = api.count("private/writer-agent").await;
+    let error = api
+        .refused(
+            &writer,
+            "POST",
+            "/api/memories/batch",
+            json!({"memories": [
+                {"content": "Writer's second note on the rollout", "namespace": "private/writer-agent"},
+                {"content": "Planted by a batch", "namespace": "private/other-agent"},
+            ]}),
+        )
+        .await;
+    assert!(error.contains("private/other-agent"), "{error}");
+    assert_eq!(api.count("private/writer-agent").await, own);
+    let batch = api
+        .ok(
+            &writer,
+            "POST",
+            "/api/memories/batch",
+            json!({"memories": [
+                {"content": "Writer's second note on the rollout", "namespace": "private/writer-agent"},
+            ]}),
+        )
+        .await;
+    assert_eq!(batch["results"][0]["status"], json!("stored"), "{batch}");
+    assert_eq!(api.count("private/writer-agent").await, own + 1);
     api.refused(
         &writer,
         "POST",

@@ -487,6 +487,26 @@ async fn a_contradicting_fact_is_held_or_refused() {
             .any(|c| c.contains("Porto") && c.contains("lives")),
         "{contents:?}"
     );
+    // Within one batch too: the second fact contradicts the first one of the batch and is
+    // held, while the rest of the batch is stored.
+    let batch = common::call_ok(
+        &client,
+        "memory_write_batch",
+        json!({"memories": [
+            fact("The user lives in Lisbon", "team/c", "city"),
+            fact("The user lives in Porto", "team/c", "city"),
+            fact("The user works in Porto", "team/c", "office"),
+        ]}),
+    )
+    .await;
+    let statuses: Vec<&str> = batch["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(statuses, ["stored", "quarantined", "stored"], "{batch}");
+    assert!(batch["results"][1]["quarantine_id"].is_string(), "{batch}");
     client.cancel().await.unwrap();
 
     write_rules("reject");
@@ -504,6 +524,30 @@ async fn a_contradicting_fact_is_held_or_refused() {
             common::call_ok(&client, "memory_write", args).await;
         }
     }
+    // A batch holding a refused fact is refused whole, naming it; nothing of it is stored.
+    let error = common::call_err(
+        &client,
+        "memory_write_batch",
+        json!({"memories": [
+            fact("The user works in Lisbon", "team/a", "office"),
+            fact("The user lives in Rome", "team/a", "city"),
+        ]}),
+    )
+    .await;
+    assert!(
+        error.contains("memories[1]") && error.contains("contradiction"),
+        "{error}"
+    );
+    let found = common::call_ok(
+        &client,
+        "memory_search",
+        json!({"query": "where does the user work", "namespace": "team/a"}),
+    )
+    .await;
+    assert!(
+        !found.to_string().contains("works in Lisbon"),
+        "nothing of the refused batch is stored: {found}"
+    );
     client.cancel().await.unwrap();
 }
 

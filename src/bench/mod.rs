@@ -14,7 +14,7 @@ use serde::Serialize;
 use crate::domain::{MemoryId, MemoryType};
 use crate::embed::{EmbedError, Embedder, l2_normalize};
 use crate::index::{EdgeIndex, HnswParams};
-use crate::service::{MemoryService, Rules, SearchRequest, WriteRequest, WriteStatus};
+use crate::service::{BatchWrite, MemoryService, Rules, SearchRequest, WriteRequest, WriteStatus};
 use crate::store::{MemoryStore, PoolSize, PostgresStore, SqliteStore};
 
 mod cgroup;
@@ -272,6 +272,9 @@ pub struct SearchBenchReport {
     pub index: &'static str,
     /// Writes in flight at once during the load (agents writing together).
     pub writers: usize,
+    /// Writes per call: 1, each on its own (`memory_write`); more, batched
+    /// (`memory_write_batch`), `writers` batches in flight.
+    pub batch: usize,
     pub load_seconds: f64,
     pub writes_per_second: f64,
     /// Writes merged into an existing memory: the planted near-duplicates dedup found, plus any
@@ -512,6 +515,8 @@ pub struct SearchBench<'a> {
     pub top_k: usize,
     /// Writes in flight at once during the load (1: one after another).
     pub writers: usize,
+    /// Writes per call (`write_batch`); 1: each on its own (`write`).
+    pub batch: usize,
     pub progress: Tick<'a>,
 }
 
@@ -577,27 +582,56 @@ async fn run(
     // Each write's memory id, in write order; and which write's text each memory holds now.
     let mut ids = Vec::with_capacity(n);
     let mut holders = HashMap::with_capacity(n);
-    // Each write a task of its own, `writers` of them in flight, results taken in order.
-    let mut results = futures::stream::iter(0..n)
-        .map(|i| {
-            let (namespace, content) = corpus.memory(i, writers);
-            let request = WriteRequest {
-                content,
-                memory_type: Some(memory_type_of(i).as_str().to_owned()),
-                importance: Some(0.3 + (i % 7) as f64 / 10.0),
-                namespace: Some(namespace),
-                ..WriteRequest::default()
-            };
+    // Each write (or batch of `batch` writes) a task of its own, `writers` of them in flight,
+    // results taken in order.
+    let batch = bench.batch.max(1);
+    let in_flight = writers * batch;
+    let request = |i: usize| {
+        let (namespace, content) = corpus.memory(i, in_flight);
+        WriteRequest {
+            content,
+            memory_type: Some(memory_type_of(i).as_str().to_owned()),
+            importance: Some(0.3 + (i % 7) as f64 / 10.0),
+            namespace: Some(namespace),
+            ..WriteRequest::default()
+        }
+    };
+    let mut results = futures::stream::iter((0..n).step_by(batch))
+        .map(|start| {
+            let requests: Vec<WriteRequest> = (start..n.min(start + batch)).map(request).collect();
             let service = service.clone();
-            tokio::spawn(async move { service.write(&request).await })
+            tokio::spawn(async move {
+                if let [one] = requests.as_slice() {
+                    return Ok(vec![service.write(one).await?]);
+                }
+                service
+                    .write_batch(&requests)
+                    .await?
+                    .into_iter()
+                    .map(|outcome| match outcome {
+                        BatchWrite::Done(result) => Ok(result),
+                        BatchWrite::Held { rule, .. } => Err(BenchError::from(format!(
+                            "the screen held a bench write: {rule}"
+                        ))),
+                    })
+                    .collect::<Result<Vec<_>, BenchError>>()
+            })
         })
-        .buffered(writers);
+        .buffered(writers)
+        .map(|batch| match batch {
+            Ok(Ok(results)) => {
+                futures::stream::iter(results.into_iter().map(Ok).collect::<Vec<_>>())
+            }
+            Ok(Err(e)) => futures::stream::iter(vec![Err(e)]),
+            Err(e) => futures::stream::iter(vec![Err(BenchError::from(e.to_string()))]),
+        })
+        .flatten();
     let mut written = 0;
     while let Some(result) = results.next().await {
-        let result = result??;
+        let result = result?;
         let i = written as usize;
         let base = match corpus {
-            Corpus::Synthetic => planted_base(i, writers),
+            Corpus::Synthetic => planted_base(i, in_flight),
             Corpus::Locomo(_) | Corpus::LocomoOneNamespace(_) => None,
         };
         planted += usize::from(base.is_some());
@@ -651,7 +685,7 @@ async fn run(
     } = daemon::Rss::of("self");
     let (recall, dedup_recall, probe_recall) = match corpus {
         Corpus::Synthetic => (
-            Some(index_recall_at_10(&index, &embedder, &holders, writers).await?),
+            Some(index_recall_at_10(&index, &embedder, &holders, in_flight).await?),
             Some(planted_merged as f64 / planted.max(1) as f64),
             Some(
                 probe_recall(
@@ -659,7 +693,7 @@ async fn run(
                     &embedder,
                     &holders,
                     bench.rules.dedup_threshold - 0.01,
-                    writers,
+                    in_flight,
                 )
                 .await?,
             ),
@@ -674,6 +708,7 @@ async fn run(
         backend: backend.name(),
         index: "qdrant-edge",
         writers,
+        batch: bench.batch.max(1),
         load_seconds,
         writes_per_second: n as f64 / load_seconds,
         merged_on_load: merged,

@@ -40,6 +40,9 @@ pub enum BenchCommand {
         /// another).
         #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=256))]
         writers: u16,
+        /// Writes per call while loading (`memory_write_batch`; 1: each write on its own).
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=1000))]
+        batch: u16,
     },
     /// The configured embedder alone (`--embedder local`): one query at a time, as a search
     /// embeds it, and bulk, as a reindex does, over LoCoMo's turns. `RAYON_NUM_THREADS=1`
@@ -216,6 +219,7 @@ pub async fn run(settings: Settings, command: BenchCommand) -> anyhow::Result<()
             one_namespace,
             arms,
             writers,
+            batch,
         } => {
             let backends = backends(&backend, &postgres_server)?;
             let corpus = match locomo {
@@ -247,6 +251,7 @@ pub async fn run(settings: Settings, command: BenchCommand) -> anyhow::Result<()
                         queries,
                         top_k,
                         writers: usize::from(writers),
+                        batch: usize::from(batch),
                         progress: &|phase, done, total| reporter.tick(phase, done, total),
                     };
                     let report = hindsight::bench::search_bench(dir.path(), backend, &bench)

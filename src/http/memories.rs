@@ -3,6 +3,8 @@
 //! same way (a bad field is a 400 naming it).
 //!
 //! - `POST /api/memories` (`memory_write`'s arguments)
+//! - `POST /api/memories/batch` (`memory_write_batch`'s: `{"memories": [...]}`, at most
+//!   32 MB)
 //! - `POST /api/memories/search` (`memory_search`'s)
 //! - `POST /api/memories/forget` (`memory_forget`'s)
 //! - `POST /api/memories/list` (`{"namespace"?, "memory_type"?, "status"?, "entity"?,
@@ -28,12 +30,20 @@ use crate::service::requests::parse_args;
 pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/api/memories", post(write))
+        .route(
+            "/api/memories/batch",
+            post(write_batch).layer(axum::extract::DefaultBodyLimit::max(BATCH_BODY_LIMIT)),
+        )
         .route("/api/memories/search", post(search))
         .route("/api/memories/forget", post(forget))
         .route("/api/memories/list", post(list))
         .route("/api/memories/{id}", get(show))
         .route("/api/stats", get(stats))
 }
+
+/// A batch of `service::MAX_BATCH` memories of a few hundred characters each is well under
+/// a megabyte; this leaves room for long ones with provenance (axum's default is 2 MB).
+const BATCH_BODY_LIMIT: usize = 32 * 1024 * 1024;
 
 /// The body as the tool's arguments, or the error naming the field.
 fn arguments<T: DeserializeOwned>(body: &Bytes) -> Result<T, OperationError> {
@@ -50,6 +60,17 @@ async fn write(
 ) -> Response {
     match arguments(&body) {
         Ok(request) => answer(state.ops_for(caller).write(request).await),
+        Err(e) => failure(&e),
+    }
+}
+
+async fn write_batch(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Principal>,
+    body: Bytes,
+) -> Response {
+    match arguments(&body) {
+        Ok(request) => answer(state.ops_for(caller).write_batch(request).await),
         Err(e) => failure(&e),
     }
 }

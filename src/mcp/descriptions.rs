@@ -14,7 +14,8 @@ pub fn instructions(rules: &Rules) -> String {
     format!(
         "Long-term memory that persists across conversations. Call memory_search before \
          answering questions that may depend on what you learned earlier about the user, their \
-         projects or past events. Call memory_write when you learn something worth keeping: a \
+         projects or past events. Call memory_write when you learn something worth keeping \
+         (memory_write_batch for several at once): a \
          durable fact or preference (memory_type semantic, with entity and attribute when it is \
          a property that can change, e.g. entity \"user\", attribute \"preferred_language\"), \
          something that happened (episodic), or scratch context for the current task (working, \
@@ -39,6 +40,19 @@ pub fn memory_write(rules: &Rules) -> String {
         floor = n(rules.min_importance),
         dedup = n(rules.dedup_threshold),
         ttl = n(rules.working_ttl_hours),
+    )
+}
+
+pub fn memory_write_batch(rules: &Rules) -> String {
+    format!(
+        "Store several memories at once (up to {max}), e.g. what a conversation taught: each \
+         is a memory_write's arguments and follows its rules, in the order given (a later one \
+         can merge into or supersede an earlier one). Returns {{results: [...]}}, one \
+         memory_write result per memory in the same order. If any memory is invalid or \
+         refused, none is stored and the error names it (memories[i]). Cheaper than as many \
+         memory_write calls. Importance below {floor} is skipped.",
+        max = crate::service::MAX_BATCH,
+        floor = n(rules.min_importance),
     )
 }
 

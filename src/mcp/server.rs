@@ -1,4 +1,4 @@
-//! The three MCP tools, answered through `Operations` (the one way in). Each result is one JSON object, sent as text
+//! The four MCP tools, answered through `Operations` (the one way in). Each result is one JSON object, sent as text
 //! content and as structured content; invalid arguments give a tool error naming the field.
 
 use std::sync::Arc;
@@ -17,7 +17,7 @@ use crate::metrics::Metrics;
 use crate::operations::{Guarded, LocalOperations, OperationError, Operations};
 use crate::service::{
     Args, ForgetRequest, ForgetResult, Rules, SearchRequest, SearchResult, ServiceError,
-    WriteRequest, WriteResult,
+    WriteBatchRequest, WriteBatchResult, WriteRequest, WriteResult,
 };
 
 #[derive(Clone)]
@@ -74,6 +74,10 @@ impl HindsightMcp {
         // The descriptions state the rules in force, not the defaults (`descriptions.rs`).
         for (name, description) in [
             ("memory_write", descriptions::memory_write(rules)),
+            (
+                "memory_write_batch",
+                descriptions::memory_write_batch(rules),
+            ),
             ("memory_search", descriptions::memory_search(rules)),
             ("memory_forget", descriptions::memory_forget(rules)),
         ] {
@@ -125,6 +129,35 @@ impl HindsightMcp {
         outcome(
             &self.metrics,
             "memory_write",
+            namespace.as_deref().unwrap_or(Namespace::DEFAULT),
+            started,
+            result,
+        )
+    }
+
+    /// Store several memories (described to agents by `descriptions::memory_write_batch`).
+    #[tool(annotations(destructive_hint = false, idempotent_hint = false))]
+    async fn memory_write_batch(
+        &self,
+        ctx: RequestContext<RoleServer>,
+        Parameters(Args(args)): Parameters<Args<WriteBatchRequest>>,
+    ) -> Result<Json<WriteBatchResult>, String> {
+        let started = Instant::now();
+        // The log names the first memory's namespace (a batch usually has one).
+        let namespace = args
+            .as_ref()
+            .ok()
+            .and_then(|a| a.memories.first().and_then(|m| m.namespace.clone()));
+        let result = match args {
+            Ok(request) => match self.guarded(&ctx) {
+                Ok(ops) => ops.write_batch(request).await,
+                Err(e) => Err(e),
+            },
+            Err(e) => invalid(e),
+        };
+        outcome(
+            &self.metrics,
+            "memory_write_batch",
             namespace.as_deref().unwrap_or(Namespace::DEFAULT),
             started,
             result,

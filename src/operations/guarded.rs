@@ -21,7 +21,8 @@ use crate::jobs::archive::purge::PurgeReport;
 use crate::service::requests::ListRequest;
 use crate::service::review::{Approval, CandidateDetail};
 use crate::service::{
-    ForgetRequest, ForgetResult, SearchRequest, SearchResult, WriteRequest, WriteResult,
+    ForgetRequest, ForgetResult, SearchRequest, SearchResult, WriteBatchRequest, WriteBatchResult,
+    WriteRequest, WriteResult,
 };
 use crate::store::{
     AuditEntry, AuditStore, Candidate, CandidateId, Quarantined, RunRecord, TokenRecord,
@@ -236,6 +237,22 @@ impl Guarded {
     }
 }
 
+/// What the audit trail records of a write: the ids it names, and its status.
+fn written(r: &WriteResult) -> (Vec<String>, String) {
+    let ids = r
+        .memory_id
+        .iter()
+        .chain(&r.superseded)
+        .chain(&r.quarantine_id)
+        .map(ToString::to_string)
+        .collect();
+    let outcome = serde_json::to_value(r.status)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default();
+    (ids, outcome)
+}
+
 /// The namespace a request names, or the default one it falls into.
 fn namespace_or_default(namespace: &Option<String>) -> &str {
     namespace.as_deref().unwrap_or(Namespace::DEFAULT)
@@ -249,27 +266,52 @@ impl Operations for Guarded {
             Ok(()) => self.inner.write(request).await,
             Err(e) => Err(e),
         };
-        self.record(
-            "write",
-            Some(&namespace),
-            &result,
-            |r| {
-                let ids = r
-                    .memory_id
-                    .iter()
-                    .chain(&r.superseded)
-                    .chain(&r.quarantine_id)
-                    .map(ToString::to_string)
-                    .collect();
-                let outcome = serde_json::to_value(r.status)
-                    .ok()
-                    .and_then(|v| v.as_str().map(str::to_owned))
-                    .unwrap_or_default();
-                (ids, outcome)
-            },
-            None,
-        )
-        .await;
+        self.record("write", Some(&namespace), &result, written, None)
+            .await;
+        result
+    }
+
+    /// Every memory's namespace checked before any is written; the trail records each write
+    /// as a single write's (or the batch's refusal, under the namespace that refused it).
+    async fn write_batch(
+        &self,
+        request: WriteBatchRequest,
+    ) -> Result<WriteBatchResult, OperationError> {
+        let namespaces: Vec<String> = request
+            .memories
+            .iter()
+            .map(|m| namespace_or_default(&m.namespace).to_owned())
+            .collect();
+        let refused = namespaces
+            .iter()
+            .find_map(|ns| self.check(Access::Write, ns).err().map(|e| (ns, e)));
+        let (result, namespace) = match refused {
+            Some((namespace, e)) => (Err(e), Some(namespace.clone())),
+            None => (
+                self.inner.write_batch(request).await,
+                namespaces.first().cloned(),
+            ),
+        };
+        match &result {
+            Ok(batch) => {
+                for (r, namespace) in batch.results.iter().zip(&namespaces) {
+                    let one: Result<_, OperationError> = Ok(r.clone());
+                    self.record("write", Some(namespace), &one, written, None)
+                        .await;
+                }
+            }
+            Err(_) => {
+                let detail = format!("a batch of {} memories", namespaces.len());
+                self.record(
+                    "write",
+                    namespace.as_deref(),
+                    &result,
+                    |_| (Vec::new(), String::new()),
+                    Some(detail),
+                )
+                .await;
+            }
+        }
         result
     }
 

@@ -22,8 +22,8 @@ use crate::jobs::{JobSettings, Runner, TickOutcome};
 use crate::service::requests::ListRequest;
 use crate::service::review::{self, Approval, CandidateDetail, ReviewError};
 use crate::service::{
-    ForgetRequest, ForgetResult, MemoryService, SearchRequest, SearchResult, ServiceError,
-    WriteRequest, WriteResult, WriteStatus,
+    BatchWrite, ForgetRequest, ForgetResult, MemoryService, SearchRequest, SearchResult,
+    ServiceError, WriteBatchRequest, WriteBatchResult, WriteRequest, WriteResult, WriteStatus,
 };
 use crate::store::{
     AuditEntry, AuditStore, Candidate, CandidateId, Database, QuarantineDecision, Quarantined,
@@ -234,6 +234,21 @@ impl Operations for LocalOperations {
             Err(ServiceError::Held { rule, kind }) => self.hold(request, rule, kind).await,
             other => Ok(other?),
         }
+    }
+
+    async fn write_batch(
+        &self,
+        request: WriteBatchRequest,
+    ) -> Result<WriteBatchResult, OperationError> {
+        let outcomes = self.service().await?.write_batch(&request.memories).await?;
+        let mut results = Vec::with_capacity(outcomes.len());
+        for (outcome, request) in outcomes.into_iter().zip(request.memories) {
+            results.push(match outcome {
+                BatchWrite::Done(result) => result,
+                BatchWrite::Held { rule, kind } => self.hold(request, rule, kind).await?,
+            });
+        }
+        Ok(WriteBatchResult { results })
     }
 
     async fn search(&self, request: SearchRequest) -> Result<SearchResult, OperationError> {

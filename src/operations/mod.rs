@@ -27,8 +27,8 @@ use crate::jobs::{JobError, Progress};
 use crate::service::requests::ListRequest;
 use crate::service::review::{Approval, CandidateDetail, ReviewError};
 use crate::service::{
-    ForgetRequest, ForgetResult, SearchRequest, SearchResult, ServiceError, WriteRequest,
-    WriteResult,
+    ForgetRequest, ForgetResult, SearchRequest, SearchResult, ServiceError, WriteBatchRequest,
+    WriteBatchResult, WriteRequest, WriteResult,
 };
 use crate::store::{
     AuditEntry, Candidate, CandidateId, CountRow, Quarantined, RunRecord, RunStatus, StoreError,
@@ -46,6 +46,12 @@ pub type ProgressFn = Arc<dyn Fn(Progress) + Send + Sync>;
 #[async_trait]
 pub trait Operations: Send + Sync {
     async fn write(&self, request: WriteRequest) -> Result<WriteResult, OperationError>;
+    /// Several writes, each as `write` would do it, in order; checked whole first (one refused
+    /// refuses them all).
+    async fn write_batch(
+        &self,
+        request: WriteBatchRequest,
+    ) -> Result<WriteBatchResult, OperationError>;
     async fn search(&self, request: SearchRequest) -> Result<SearchResult, OperationError>;
     async fn forget(&self, request: ForgetRequest) -> Result<ForgetResult, OperationError>;
     /// A page of memories matching the filters, newest stored first (the memory browser).

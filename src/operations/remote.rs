@@ -19,7 +19,8 @@ use crate::lock::Endpoint;
 use crate::service::requests::ListRequest;
 use crate::service::review::{Approval, CandidateDetail};
 use crate::service::{
-    ForgetRequest, ForgetResult, SearchRequest, SearchResult, WriteRequest, WriteResult,
+    ForgetRequest, ForgetResult, SearchRequest, SearchResult, WriteBatchRequest, WriteBatchResult,
+    WriteRequest, WriteResult,
 };
 use crate::store::{AuditEntry, Candidate, CandidateId, Quarantined, RunRecord, TokenRecord};
 use crate::transfer::{ExportPage, ExportRequest, ImportBatch, ImportReport};
@@ -125,6 +126,14 @@ struct Candidates {
 impl Operations for RemoteOperations {
     async fn write(&self, request: WriteRequest) -> Result<WriteResult, OperationError> {
         self.post(&["api", "memories"], &[], &request).await
+    }
+
+    async fn write_batch(
+        &self,
+        request: WriteBatchRequest,
+    ) -> Result<WriteBatchResult, OperationError> {
+        self.post(&["api", "memories", "batch"], &[], &request)
+            .await
     }
 
     async fn search(&self, request: SearchRequest) -> Result<SearchResult, OperationError> {

@@ -11,7 +11,9 @@ use serde_json::Value;
 use super::local::LocalOperations;
 use super::{OperationError, Operations};
 use crate::domain::{Memory, MemoryId, Status};
-use crate::service::{EMBEDDER_META_KEY, WriteRequest, WriteStatus};
+use crate::service::{
+    EMBEDDER_META_KEY, WriteBatchRequest, WriteRequest, WriteResult, WriteStatus,
+};
 use crate::store::{ImportedLine, RowTable, StoredRow};
 use crate::transfer::{
     ExportCursor, ExportPage, ExportRequest, FORMAT_VERSION, Header, ImportBatch, ImportMode,
@@ -20,6 +22,10 @@ use crate::transfer::{
 
 /// How many texts one embedder call gets when an import computes vectors.
 const EMBED_BATCH: usize = 64;
+
+/// How many lines `--mode write` hands the write path at once (`write_batch`): one embedder
+/// call and one index update per scope for them.
+const WRITE_CHUNK: usize = 256;
 
 impl LocalOperations {
     pub(super) async fn export_page(
@@ -330,39 +336,73 @@ impl LocalOperations {
             return Ok(report);
         }
         let mut imported = Vec::with_capacity(requests.len());
-        for (line, id, request) in requests {
-            let result = match self.write(request).await {
-                Ok(result) => result,
-                // Refused by the screen: the file's line stays out, as an agent's would.
-                Err(OperationError::Service(e)) if e.is_client_error() => {
-                    report.skipped += 1;
-                    tracing::info!(line, error = %e, "import: a line was refused");
-                    continue;
+        for chunk in requests.chunks(WRITE_CHUNK) {
+            let results = self.write_chunk(chunk).await;
+            for ((line, id, _), result) in chunk.iter().zip(results) {
+                let (line, id) = (*line, *id);
+                let result = match result {
+                    Ok(result) => result,
+                    // Refused by the screen: the file's line stays out, as an agent's would.
+                    Err(e) if refused(&e) => {
+                        report.skipped += 1;
+                        tracing::info!(line, error = %e, "import: a line was refused");
+                        continue;
+                    }
+                    Err(e) => {
+                        // What the lines before it did is kept, so a rerun skips them.
+                        self.db().record_imported(&imported, Utc::now()).await?;
+                        return Err(e);
+                    }
+                };
+                match result.status {
+                    WriteStatus::Stored => report.added += 1,
+                    WriteStatus::Merged => report.merged += 1,
+                    WriteStatus::Skipped => report.skipped += 1,
+                    WriteStatus::Quarantined => report.quarantined += 1,
                 }
-                Err(e) => {
-                    // What the lines before it did is kept, so a rerun skips them.
-                    self.db().record_imported(&imported, Utc::now()).await?;
-                    return Err(e);
-                }
-            };
-            match result.status {
-                WriteStatus::Stored => report.added += 1,
-                WriteStatus::Merged => report.merged += 1,
-                WriteStatus::Skipped => report.skipped += 1,
-                WriteStatus::Quarantined => report.quarantined += 1,
+                imported.push(ImportedLine {
+                    line_id: id,
+                    memory_id: result.memory_id,
+                    outcome: serde_json::to_value(result.status)
+                        .ok()
+                        .and_then(|v| v.as_str().map(str::to_owned))
+                        .unwrap_or_default(),
+                });
             }
-            imported.push(ImportedLine {
-                line_id: id,
-                memory_id: result.memory_id,
-                outcome: serde_json::to_value(result.status)
-                    .ok()
-                    .and_then(|v| v.as_str().map(str::to_owned))
-                    .unwrap_or_default(),
-            });
         }
         self.db().record_imported(&imported, Utc::now()).await?;
         Ok(report)
     }
+
+    /// A chunk of lines as one batch write; if the screen refuses one of them (which refuses
+    /// the batch), line by line instead, so only that line stays out. Each line's result, in
+    /// order, up to the first that failed on the server's side.
+    async fn write_chunk(
+        &self,
+        chunk: &[(u64, MemoryId, WriteRequest)],
+    ) -> Vec<Result<WriteResult, OperationError>> {
+        let memories = chunk.iter().map(|(_, _, r)| r.clone()).collect();
+        match self.write_batch(WriteBatchRequest { memories }).await {
+            Ok(batch) => return batch.results.into_iter().map(Ok).collect(),
+            Err(e) if refused(&e) => {}
+            Err(e) => return vec![Err(e)],
+        }
+        let mut results = Vec::with_capacity(chunk.len());
+        for (_, _, request) in chunk {
+            let result = self.write(request.clone()).await;
+            let failed = matches!(&result, Err(e) if !refused(e));
+            results.push(result);
+            if failed {
+                break;
+            }
+        }
+        results
+    }
+}
+
+/// A write the screen (or the rules) refused: its line stays out, the import goes on.
+fn refused(e: &OperationError) -> bool {
+    matches!(e, OperationError::Service(e) if e.is_client_error())
 }
 
 fn fact_error(

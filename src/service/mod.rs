@@ -17,6 +17,7 @@ pub mod review;
 mod search;
 pub mod triage_model;
 mod write;
+mod write_batch;
 mod write_locks;
 
 use std::sync::Arc;
@@ -32,9 +33,12 @@ use crate::screening::Screen;
 use crate::store::{MemoryStore, StoreError, StoreLock};
 
 pub use maintenance::{EMBEDDER_META_KEY, EMBEDDER_NOTE_META_KEY, ReindexProgress};
-pub use requests::{Args, ForgetRequest, SearchRequest, WriteRequest};
-pub use responses::{ForgetResult, SearchHit, SearchResult, WriteResult, WriteStatus};
+pub use requests::{Args, ForgetRequest, SearchRequest, WriteBatchRequest, WriteRequest};
+pub use responses::{
+    ForgetResult, SearchHit, SearchResult, WriteBatchResult, WriteResult, WriteStatus,
+};
 pub(crate) use write::probe_query;
+pub use write_batch::{BatchWrite, MAX_BATCH};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ServiceError {
@@ -51,6 +55,12 @@ pub enum ServiceError {
     /// A `quarantine` rule matched: the write is for a reviewer (`operations` holds it).
     #[error("held for review by the write screen: rule `{rule}` ({kind}) matched")]
     Held { rule: String, kind: String },
+    /// One write of a batch refused it (`write_batch`): nothing of the batch was stored.
+    #[error("memories[{index}]: {error}")]
+    InBatch {
+        index: usize,
+        error: Box<ServiceError>,
+    },
     #[error(transparent)]
     Store(#[from] StoreError),
     #[error(transparent)]
@@ -62,10 +72,13 @@ pub enum ServiceError {
 impl ServiceError {
     /// Errors the caller can fix by changing the request (vs. server-side failures).
     pub fn is_client_error(&self) -> bool {
-        matches!(
-            self,
-            Self::Invalid(_) | Self::Screened { .. } | Self::Held { .. }
-        )
+        match self {
+            Self::InBatch { error, .. } => error.is_client_error(),
+            other => matches!(
+                other,
+                Self::Invalid(_) | Self::Screened { .. } | Self::Held { .. }
+            ),
+        }
     }
 }
 

@@ -86,6 +86,15 @@ pub struct WriteRequest {
     pub occurred_at: Option<String>,
 }
 
+/// `memory_write_batch` arguments.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WriteBatchRequest {
+    /// The memories, 1 to 1000, each as `memory_write` takes it, written in this order. If one
+    /// is invalid or refused by the screen, none is written.
+    pub memories: Vec<WriteRequest>,
+}
+
 /// `memory_search` arguments.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

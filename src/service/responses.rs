@@ -42,6 +42,13 @@ pub struct WriteResult {
     pub quarantine_id: Option<uuid::Uuid>,
 }
 
+/// `memory_write_batch`'s result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct WriteBatchResult {
+    /// One per memory, in the order they were given.
+    pub results: Vec<WriteResult>,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct SearchHit {
     pub id: MemoryId,

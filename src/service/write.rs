@@ -45,6 +45,37 @@ pub(crate) fn probe_query(namespace: &str, memory_type: MemoryType, vector: &[f3
     }
 }
 
+/// A write checked and screened (`MemoryService::prepare`), and what the checks said.
+pub(super) struct Prepared {
+    pub valid: ValidWrite,
+    pub said: Said,
+}
+
+/// What the screen and triage did to a write, for its result.
+pub(super) struct Said {
+    /// The screen's rules whose secrets were redacted.
+    redacted: Vec<String>,
+    /// The triage rule that set the importance, when one did.
+    triaged: Option<String>,
+}
+
+impl Said {
+    /// The write's result as its writer sees it.
+    pub fn finish(self, mut result: WriteResult) -> WriteResult {
+        if let (WriteStatus::Skipped, Some(rule)) = (&result.status, self.triaged) {
+            result.reason = Some(format!("triage:{rule}"));
+        }
+        result.redacted = self.redacted;
+        result
+    }
+}
+
+/// A write applied to the store, and the rows it changed, whose index update is the caller's.
+pub(super) struct Applied {
+    pub result: WriteResult,
+    pub changed: Vec<Memory>,
+}
+
 impl MemoryService {
     pub async fn write(&self, request: &WriteRequest) -> Result<WriteResult, ServiceError> {
         self.write_screened(request, false).await
@@ -64,24 +95,40 @@ impl MemoryService {
         request: &WriteRequest,
         released: bool,
     ) -> Result<WriteResult, ServiceError> {
+        let Prepared { valid, said } = self.prepare(request, released, &[]).await?;
+        let result = self.write_valid(valid).await?;
+        Ok(said.finish(result))
+    }
+
+    /// A write checked and screened, ready for the store: validated, its secrets redacted,
+    /// triaged, and (unless a reviewer released it) checked against the active facts it
+    /// would contradict: the store's, and `earlier`'s (writes of the same batch before it).
+    pub(super) async fn prepare(
+        &self,
+        request: &WriteRequest,
+        released: bool,
+        earlier: &[&ValidWrite],
+    ) -> Result<Prepared, ServiceError> {
         let mut valid = request.validate(self.rules.max_content_chars)?;
         let redacted = self.screen_content(&mut valid, released)?;
         let triaged = self.triage(&mut valid).await;
         if !released {
-            self.check_contradiction(&valid).await?;
+            self.check_contradiction(&valid, earlier).await?;
         }
-        let mut result = self.write_valid(valid).await?;
-        if let (WriteStatus::Skipped, Some(rule)) = (&result.status, triaged) {
-            result.reason = Some(format!("triage:{rule}"));
-        }
-        result.redacted = redacted;
-        Ok(result)
+        Ok(Prepared {
+            valid,
+            said: Said { redacted, triaged },
+        })
     }
 
     /// `screening.toml`'s `[contradiction]`: a fact whose namespace holds an active semantic
     /// fact of the same entity and attribute saying something else is held for a reviewer or
     /// refused, unless the action is `supersede` (the write path's own rule then applies).
-    async fn check_contradiction(&self, valid: &ValidWrite) -> Result<(), ServiceError> {
+    async fn check_contradiction(
+        &self,
+        valid: &ValidWrite,
+        earlier: &[&ValidWrite],
+    ) -> Result<(), ServiceError> {
         let action = self.screen.contradiction();
         let (Some(entity), Some(attribute)) = (&valid.entity, &valid.attribute) else {
             return Ok(());
@@ -96,7 +143,14 @@ impl MemoryService {
             .active_facts(&valid.namespace, entity, attribute)
             .await?
             .into_iter()
-            .any(|m| m.memory_type == MemoryType::Semantic && said(&m.content) != new);
+            .any(|m| m.memory_type == MemoryType::Semantic && said(&m.content) != new)
+            || earlier.iter().any(|e| {
+                e.memory_type == MemoryType::Semantic
+                    && e.namespace == valid.namespace
+                    && e.entity.as_deref() == Some(entity.as_str())
+                    && e.attribute.as_deref() == Some(attribute.as_str())
+                    && said(e.content.as_str()) != new
+            });
         if !contradicted {
             return Ok(());
         }
@@ -226,17 +280,8 @@ impl MemoryService {
     }
 
     async fn write_valid(&self, valid: ValidWrite) -> Result<WriteResult, ServiceError> {
-        if valid.importance.value() < self.rules.min_importance {
-            return Ok(WriteResult {
-                status: WriteStatus::Skipped,
-                memory_id: None,
-                reason: Some("low_importance".to_owned()),
-                duplicate_of: None,
-                superseded: vec![],
-                superseded_by: None,
-                redacted: vec![],
-                quarantine_id: None,
-            });
+        if let Some(skipped) = self.below_importance(&valid) {
+            return Ok(skipped);
         }
         self.ensure_embedder_matches()?;
         let embedding = self.embed_one(valid.content.as_str()).await?;
@@ -245,27 +290,15 @@ impl MemoryService {
             .write_locks
             .scope(valid.namespace.as_str(), valid.memory_type)
             .await;
-        // Replicas sharing the database and the index queue here, held until the new row is in
-        // the index so their dedup probe sees it. An embedded index has the database to itself
-        // (startup claims it), so the process's lock on the scope above is enough.
-        let scope = if self.index.is_shared() {
-            Some(
-                self.store
-                    .lock(&format!(
-                        "dedup\u{1f}{}\u{1f}{}",
-                        valid.namespace.as_str(),
-                        valid.memory_type.as_str()
-                    ))
-                    .await?,
-            )
-        } else {
-            None
-        };
-        let result = match self.find_duplicate(&valid, &embedding).await {
-            Ok(Some(existing)) => self.merge_into(existing, valid, embedding).await,
-            Ok(None) => self.insert_new(&valid, &embedding).await,
-            Err(e) => Err(e),
-        };
+        let scope = self
+            .lock_shared_scope(valid.namespace.as_str(), valid.memory_type)
+            .await?;
+        let result = async {
+            let applied = self.apply(valid, embedding, &[]).await?;
+            self.sync_index(&applied.changed).await;
+            Ok(applied.result)
+        }
+        .await;
         // Let the next writer of this scope in now, not when the pool reuses the connection.
         if let Some(scope) = scope {
             scope.release().await;
@@ -273,14 +306,59 @@ impl MemoryService {
         result
     }
 
+    /// A write under the importance gate: not stored.
+    pub(super) fn below_importance(&self, valid: &ValidWrite) -> Option<WriteResult> {
+        (valid.importance.value() < self.rules.min_importance).then(|| WriteResult {
+            status: WriteStatus::Skipped,
+            memory_id: None,
+            reason: Some("low_importance".to_owned()),
+            duplicate_of: None,
+            superseded: vec![],
+            superseded_by: None,
+            redacted: vec![],
+            quarantine_id: None,
+        })
+    }
+
+    /// Replicas sharing the database and the index queue here, held until the scope's new
+    /// rows are in the index so their dedup probe sees them. An embedded index has the database
+    /// to itself (startup claims it), so the process's lock on the scope is enough.
+    pub(super) async fn lock_shared_scope(
+        &self,
+        namespace: &str,
+        memory_type: MemoryType,
+    ) -> Result<Option<crate::store::StoreLock>, ServiceError> {
+        if !self.index.is_shared() {
+            return Ok(None);
+        }
+        let key = format!("dedup\u{1f}{namespace}\u{1f}{}", memory_type.as_str());
+        Ok(Some(self.store.lock(&key).await?))
+    }
+
+    /// Merge the write into its near-duplicate or store it new, under the scope's locks.
+    /// `pending`: rows of the scope this batch changed that the index does not show yet.
+    pub(super) async fn apply(
+        &self,
+        valid: ValidWrite,
+        embedding: Vec<f32>,
+        pending: &[Memory],
+    ) -> Result<Applied, ServiceError> {
+        match self.find_duplicate(&valid, &embedding, pending).await? {
+            Some(existing) => self.merge_into(existing, valid, embedding).await,
+            None => self.insert_new(&valid, &embedding).await,
+        }
+    }
+
     /// The most similar active memory of the same namespace and type above the dedup threshold,
     /// unless it is a different (entity, attribute) fact. An exact repeat is looked up in the
     /// store first: the vector index's walk is approximate and misses a few stored points
     /// outright (`PROBE_EF`), a repeat's own among them; the store's index does not.
+    /// `pending` rows are not in the vector index yet: they are compared here.
     async fn find_duplicate(
         &self,
         valid: &ValidWrite,
         embedding: &[f32],
+        pending: &[Memory],
     ) -> Result<Option<Memory>, ServiceError> {
         let threshold = self.rules.dedup_threshold;
         let key = FactKey::of(valid.entity.as_deref(), valid.attribute.as_deref());
@@ -303,14 +381,32 @@ impl MemoryService {
         if repeat.is_some() {
             return Ok(repeat);
         }
-        Ok(self
+        let mut neighbours = self
             .active_neighbours(
                 valid.namespace.as_str(),
                 valid.memory_type,
                 embedding,
                 threshold - 0.01,
             )
-            .await?
+            .await?;
+        if !pending.is_empty() {
+            let found: std::collections::HashSet<_> =
+                neighbours.iter().map(|(_, m)| m.id).collect();
+            neighbours.extend(
+                pending
+                    .iter()
+                    .filter(|m| {
+                        !found.contains(&m.id)
+                            && m.status == Status::Active
+                            && !m.is_expired_at(now)
+                            && m.namespace == valid.namespace.as_str()
+                            && m.memory_type == valid.memory_type
+                    })
+                    .map(|m| (f64::from(cosine(&m.embedding, embedding)), m.clone())),
+            );
+            neighbours.sort_by(|a, b| b.0.total_cmp(&a.0));
+        }
+        Ok(neighbours
             .into_iter()
             .find(|(sim, m)| merges(*sim, m))
             .map(|(_, m)| m))
@@ -362,7 +458,7 @@ impl MemoryService {
         existing: Memory,
         valid: ValidWrite,
         embedding: Vec<f32>,
-    ) -> Result<WriteResult, ServiceError> {
+    ) -> Result<Applied, ServiceError> {
         let now = Utc::now();
         // Working and episodic memories describe the present: the newer wording wins. A semantic
         // fact keeps its reviewed wording; the new write only adds provenance.
@@ -389,11 +485,9 @@ impl MemoryService {
             // The duplicate stopped being active between the check and the merge.
             return self.insert_new(&valid, &embedding).await;
         };
-        if replace {
-            self.sync_index(&[merged]).await;
-        }
         tracing::debug!(memory_id = %existing.id, "write merged into near-duplicate");
-        Ok(WriteResult {
+        let changed = if replace { vec![merged] } else { vec![] };
+        let result = WriteResult {
             status: WriteStatus::Merged,
             memory_id: Some(existing.id),
             reason: Some("duplicate".to_owned()),
@@ -402,14 +496,15 @@ impl MemoryService {
             superseded_by: None,
             redacted: vec![],
             quarantine_id: None,
-        })
+        };
+        Ok(Applied { result, changed })
     }
 
     async fn insert_new(
         &self,
         valid: &ValidWrite,
         embedding: &[f32],
-    ) -> Result<WriteResult, ServiceError> {
+    ) -> Result<Applied, ServiceError> {
         let now = Utc::now();
         let memory = NewMemory {
             id: Uuid::now_v7(),
@@ -438,8 +533,7 @@ impl MemoryService {
             .deprecated_on_arrival(inserted.superseded_by, now);
         let mut changed = vec![stored];
         changed.extend(inserted.superseded);
-        self.sync_index(&changed).await;
-        Ok(WriteResult {
+        let result = WriteResult {
             status: WriteStatus::Stored,
             memory_id: Some(memory.id),
             // History written out of order: a fact that happened later already holds.
@@ -451,7 +545,8 @@ impl MemoryService {
             superseded_by: inserted.superseded_by,
             redacted: vec![],
             quarantine_id: None,
-        })
+        };
+        Ok(Applied { result, changed })
     }
 
     fn expiry(

@@ -44,7 +44,7 @@ async def exercise(session, transport):
     await session.initialize()
     tools = await session.list_tools()
     names = sorted(t.name for t in tools.tools)
-    check(f"{transport}: lists the three tools", names == ["memory_forget", "memory_search", "memory_write"], names)
+    check(f"{transport}: lists the four tools", names == ["memory_forget", "memory_search", "memory_write", "memory_write_batch"], names)
     write_tool = next(t for t in tools.tools if t.name == "memory_write")
     check(f"{transport}: memory_write schema requires content", write_tool.inputSchema.get("required") == ["content"], write_tool.inputSchema)
 
