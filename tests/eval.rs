@@ -57,48 +57,56 @@ fn bench_embed_times_queries_and_bulk_with_the_local_model() {
     );
 }
 
-/// `bench search` with writes in flight together: every write lands, the planted
-/// near-duplicates and nothing else merge, each into the memory it re-says (the results are
-/// taken in write order), recall checks each memory against the vector it holds, and the report
-/// says how many writers there were.
+/// `bench search` with writes in flight together, one by one and in batches
+/// (`write_batch`): every write lands, the planted near-duplicates and nothing else merge, each
+/// into the memory it re-says (the results are taken in write order), recall checks each
+/// memory against the vector it holds, and the report says how many writers there were.
 #[test]
 fn bench_search_loads_with_concurrent_writers() {
     let data = tempfile::tempdir().unwrap();
-    let (ok, stdout, stderr) = common::cli_with(
-        data.path(),
-        data.path(),
-        &[],
-        &[
-            "bench",
-            "search",
-            "--n",
-            "400",
-            "--dimension",
-            "64",
-            "--queries",
-            "20",
-            "--writers",
-            "4",
-        ],
-    );
-    assert!(ok, "{stderr}");
-    let report: Value = serde_json::from_str(&stdout).unwrap();
-    assert_eq!(
-        (report["writers"].as_u64(), report["n"].as_u64()),
-        (Some(4), Some(400))
-    );
-    let planted = report["planted_duplicates"].as_u64().unwrap();
-    assert!(planted >= 10, "{report}");
-    assert_eq!(report["planted_merged"].as_u64(), Some(planted), "{report}");
-    assert_eq!(report["merged_on_load"].as_u64(), Some(planted), "{report}");
-    assert_eq!(report["dedup_recall"].as_f64(), Some(1.0), "{report}");
-    // Small scopes are scanned exactly: the probe finds every stored memory's own vector.
-    assert_eq!(report["probe_recall"].as_f64(), Some(1.0), "{report}");
-    assert!(
-        report["writes_per_second"].as_f64().unwrap() > 0.0,
-        "{report}"
-    );
-    assert!(report["recall_at_10"].as_f64().unwrap() > 0.9, "{report}");
+    for (n, batch) in [("400", "1"), ("600", "16")] {
+        let (ok, stdout, stderr) = common::cli_with(
+            data.path(),
+            data.path(),
+            &[],
+            &[
+                "bench",
+                "search",
+                "--n",
+                n,
+                "--dimension",
+                "64",
+                "--queries",
+                "20",
+                "--writers",
+                "4",
+                "--batch",
+                batch,
+            ],
+        );
+        assert!(ok, "{stderr}");
+        let report: Value = serde_json::from_str(&stdout).unwrap();
+        assert_eq!(
+            (
+                report["writers"].as_u64(),
+                report["n"].as_u64().map(|n| n.to_string()),
+                report["batch"].as_u64().map(|b| b.to_string())
+            ),
+            (Some(4), Some(n.to_owned()), Some(batch.to_owned()))
+        );
+        let planted = report["planted_duplicates"].as_u64().unwrap();
+        assert!(planted >= 10, "{report}");
+        assert_eq!(report["planted_merged"].as_u64(), Some(planted), "{report}");
+        assert_eq!(report["merged_on_load"].as_u64(), Some(planted), "{report}");
+        assert_eq!(report["dedup_recall"].as_f64(), Some(1.0), "{report}");
+        // Small scopes are scanned exactly: the probe finds every stored memory's own vector.
+        assert_eq!(report["probe_recall"].as_f64(), Some(1.0), "{report}");
+        assert!(
+            report["writes_per_second"].as_f64().unwrap() > 0.0,
+            "{report}"
+        );
+        assert!(report["recall_at_10"].as_f64().unwrap() > 0.9, "{report}");
+    }
     let (ok, _, stderr) = common::cli_with(
         data.path(),
         data.path(),

@@ -240,7 +240,14 @@ impl Operations for LocalOperations {
         &self,
         request: WriteBatchRequest,
     ) -> Result<WriteBatchResult, OperationError> {
-        let outcomes = self.service().await?.write_batch(&request.memories).await?;
+        // The batch runs to its end even if the caller goes away: the rows it has stored get
+        // their index update.
+        let service = self.service().await?.clone();
+        let memories = request.memories.clone();
+        let outcomes = detached("write batch", async move {
+            Ok(service.write_batch(&memories).await?)
+        })
+        .await?;
         let mut results = Vec::with_capacity(outcomes.len());
         for (outcome, request) in outcomes.into_iter().zip(request.memories) {
             results.push(match outcome {

@@ -5,6 +5,9 @@
 //!
 //! Every write is checked before any is stored: one that is invalid or refused by the
 //! screen refuses the batch, named by its place (`memories[3]`), and nothing is written.
+//! The writes are not one transaction: each row commits as a single write's does, so a
+//! failure of the store halfway (a server error) leaves the writes before it stored and
+//! indexed; sent again, they merge into themselves (exact repeats).
 
 use std::collections::HashMap;
 
