@@ -246,11 +246,7 @@ fn written(r: &WriteResult) -> (Vec<String>, String) {
         .chain(&r.quarantine_id)
         .map(ToString::to_string)
         .collect();
-    let outcome = serde_json::to_value(r.status)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_owned))
-        .unwrap_or_default();
-    (ids, outcome)
+    (ids, r.status.as_str().to_owned())
 }
 
 /// The namespace a request names, or the default one it falls into.

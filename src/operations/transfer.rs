@@ -363,10 +363,7 @@ impl LocalOperations {
                 imported.push(ImportedLine {
                     line_id: id,
                     memory_id: result.memory_id,
-                    outcome: serde_json::to_value(result.status)
-                        .ok()
-                        .and_then(|v| v.as_str().map(str::to_owned))
-                        .unwrap_or_default(),
+                    outcome: result.status.as_str().to_owned(),
                 });
             }
         }

@@ -17,6 +17,18 @@ pub enum WriteStatus {
     Quarantined,
 }
 
+impl WriteStatus {
+    /// As it is serialised (the audit trail and the imports table record it so).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Stored => "stored",
+            Self::Skipped => "skipped",
+            Self::Merged => "merged",
+            Self::Quarantined => "quarantined",
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct WriteResult {
     /// `stored` (new memory), `merged` (folded into a near-duplicate) or `skipped` (not stored).
@@ -110,4 +122,24 @@ pub struct ForgetResult {
     /// What is left to do, when something is.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::WriteStatus;
+
+    #[test]
+    fn a_write_status_reads_as_it_is_serialised() {
+        for status in [
+            WriteStatus::Stored,
+            WriteStatus::Skipped,
+            WriteStatus::Merged,
+            WriteStatus::Quarantined,
+        ] {
+            assert_eq!(
+                serde_json::to_value(status).unwrap(),
+                serde_json::json!(status.as_str())
+            );
+        }
+    }
 }

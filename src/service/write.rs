@@ -286,24 +286,13 @@ impl MemoryService {
         self.ensure_embedder_matches()?;
         let embedding = self.embed_one(valid.content.as_str()).await?;
 
-        let _guard = self
-            .write_locks
-            .scope(valid.namespace.as_str(), valid.memory_type)
-            .await;
-        let scope = self
-            .lock_shared_scope(valid.namespace.as_str(), valid.memory_type)
-            .await?;
-        let result = async {
+        let (namespace, memory_type) = (valid.namespace.clone(), valid.memory_type);
+        self.under_scope_locks(namespace.as_str(), memory_type, async {
             let applied = self.apply(valid, embedding, &[]).await?;
             self.sync_index(&applied.changed).await;
             Ok(applied.result)
-        }
-        .await;
-        // Let the next writer of this scope in now, not when the pool reuses the connection.
-        if let Some(scope) = scope {
-            scope.release().await;
-        }
-        result
+        })
+        .await
     }
 
     /// A write under the importance gate: not stored.
@@ -320,19 +309,30 @@ impl MemoryService {
         })
     }
 
-    /// Replicas sharing the database and the index queue here, held until the scope's new
-    /// rows are in the index so their dedup probe sees them. An embedded index has the database
-    /// to itself (startup claims it), so the process's lock on the scope is enough.
-    pub(super) async fn lock_shared_scope(
+    /// `work` (a dedup check and what it decides, then the index update) under one turn of the
+    /// scope's locks: the process's, then, beside a shared index, the database's. Replicas
+    /// sharing the database and the index queue there, held until the scope's new rows are in
+    /// the index so their dedup probe sees them. An embedded index has the database to itself
+    /// (startup claims it), so the process's lock on the scope is enough.
+    pub(super) async fn under_scope_locks<T>(
         &self,
         namespace: &str,
         memory_type: MemoryType,
-    ) -> Result<Option<crate::store::StoreLock>, ServiceError> {
-        if !self.index.is_shared() {
-            return Ok(None);
+        work: impl std::future::Future<Output = Result<T, ServiceError>>,
+    ) -> Result<T, ServiceError> {
+        let _guard = self.write_locks.scope(namespace, memory_type).await;
+        let scope = if self.index.is_shared() {
+            let key = format!("dedup\u{1f}{namespace}\u{1f}{}", memory_type.as_str());
+            Some(self.store.lock(&key).await?)
+        } else {
+            None
+        };
+        let result = work.await;
+        // Let the next writer of this scope in now, not when the pool reuses the connection.
+        if let Some(scope) = scope {
+            scope.release().await;
         }
-        let key = format!("dedup\u{1f}{namespace}\u{1f}{}", memory_type.as_str());
-        Ok(Some(self.store.lock(&key).await?))
+        result
     }
 
     /// Merge the write into its near-duplicate or store it new, under the scope's locks.

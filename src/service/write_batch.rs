@@ -182,35 +182,28 @@ impl MemoryService {
             return Ok(Vec::new());
         };
         let (namespace, memory_type) = (first.valid.namespace.clone(), first.valid.memory_type);
-        let _guard = self
-            .write_locks
-            .scope(namespace.as_str(), memory_type)
-            .await;
-        let scope = self
-            .lock_shared_scope(namespace.as_str(), memory_type)
-            .await?;
-        let mut pending: Vec<Memory> = Vec::new();
-        let mut results = Vec::with_capacity(items.len());
-        let written = async {
-            for (i, Prepared { valid, said }, embedding) in items {
-                let applied = self.apply(valid, embedding, &pending).await?;
-                for row in applied.changed {
-                    match pending.iter_mut().find(|m| m.id == row.id) {
-                        Some(slot) => *slot = row,
-                        None => pending.push(row),
+        self.under_scope_locks(namespace.as_str(), memory_type, async {
+            let mut pending: Vec<Memory> = Vec::new();
+            let mut results = Vec::with_capacity(items.len());
+            let written = async {
+                for (i, Prepared { valid, said }, embedding) in items {
+                    let applied = self.apply(valid, embedding, &pending).await?;
+                    for row in applied.changed {
+                        match pending.iter_mut().find(|m| m.id == row.id) {
+                            Some(slot) => *slot = row,
+                            None => pending.push(row),
+                        }
                     }
+                    results.push((i, said.finish(applied.result)));
                 }
-                results.push((i, said.finish(applied.result)));
+                Ok::<_, ServiceError>(())
             }
-            Ok::<_, ServiceError>(())
-        }
-        .await;
-        // Whatever was stored reaches the index, a failure halfway included.
-        self.sync_index(&pending).await;
-        if let Some(scope) = scope {
-            scope.release().await;
-        }
-        written.map(|()| results)
+            .await;
+            // Whatever was stored reaches the index, a failure halfway included.
+            self.sync_index(&pending).await;
+            written.map(|()| results)
+        })
+        .await
     }
 }
 
