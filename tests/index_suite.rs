@@ -52,6 +52,21 @@ fn query(namespace: &str) -> IndexQuery {
     }
 }
 
+/// Pseudo-random unit vectors of `dimension`, the same for a seed.
+fn random_vector_of(seed: u64, dimension: usize) -> Vec<f32> {
+    let mut x = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+    let mut v: Vec<f32> = (0..dimension)
+        .map(|_| {
+            x = x
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            ((x >> 33) as f32 / (1u64 << 31) as f32) - 1.0
+        })
+        .collect();
+    l2_normalize(&mut v);
+    v
+}
+
 fn ids(hits: &[hindsight::index::Hit]) -> Vec<Uuid> {
     hits.iter().map(|h| h.id).collect()
 }
@@ -197,6 +212,66 @@ pub async fn wrong_dimension_is_refused_and_reset_changes_it(index: &dyn VectorI
     assert_eq!(ids(&index.search(q).await.unwrap()), vec![small.id]);
 }
 
+/// Several vectors asked at once (a batch's dedup probes) answer what each asked alone does,
+/// in their order, across scopes, with and without a time range.
+pub async fn search_many_answers_as_one_search_each(index: &dyn VectorIndex) {
+    let scopes = [
+        ("a", MemoryType::Episodic),
+        ("a", MemoryType::Semantic),
+        ("b", MemoryType::Episodic),
+    ];
+    let mut points = Vec::new();
+    for (k, (namespace, memory_type)) in scopes.into_iter().enumerate() {
+        for i in 0..100 {
+            let mut p = point(namespace, memory_type, Status::Active, i);
+            p.vector = random_vector_of((k * 1_000 + i as usize) as u64, DIM);
+            points.push(p);
+        }
+    }
+    index.upsert(points).await.unwrap();
+    index.flush().await.unwrap();
+    let vectors: Vec<Vec<f32>> = (0..12).map(|s| random_vector_of(50_000 + s, DIM)).collect();
+    let mut both = query("a");
+    both.namespaces = vec!["a".into(), "b".into()];
+    both.limit = 5;
+    let mut ranged = query("a");
+    ranged.occurred_from = Some(20);
+    ranged.occurred_to = Some(60);
+    for q in [query("a"), both, ranged] {
+        let many = index.search_many(q.clone(), vectors.clone()).await.unwrap();
+        assert_eq!(many.len(), vectors.len());
+        for (vector, hits) in vectors.iter().zip(&many) {
+            let one = index
+                .search(IndexQuery {
+                    vector: vector.clone(),
+                    ..q.clone()
+                })
+                .await
+                .unwrap();
+            assert_eq!(ids(hits), ids(&one), "{q:?}");
+            assert!(!one.is_empty());
+            for (a, b) in hits.iter().zip(&one) {
+                assert!((a.score - b.score).abs() < 1e-5, "{a:?} {b:?}");
+            }
+        }
+    }
+    assert!(
+        index
+            .search_many(query("a"), vec![])
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    let err = index
+        .search_many(query("a"), vec![vectors[0].clone(), vec![1.0; DIM + 1]])
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, IndexError::Dimension { expected: DIM, got } if got == DIM + 1),
+        "{err}"
+    );
+}
+
 macro_rules! index_suite {
     ($backend:ident, $open:expr) => {
         mod $backend {
@@ -206,6 +281,7 @@ macro_rules! index_suite {
                 filters_namespace_type_status_and_time,
                 upsert_replaces_payload_and_delete_removes,
                 wrong_dimension_is_refused_and_reset_changes_it,
+                search_many_answers_as_one_search_each,
             );
         }
     };
@@ -575,20 +651,6 @@ mod embedded_graph {
         random_vector_of(seed, DIM)
     }
 
-    fn random_vector_of(seed: u64, dimension: usize) -> Vec<f32> {
-        let mut x = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
-        let mut v: Vec<f32> = (0..dimension)
-            .map(|_| {
-                x = x
-                    .wrapping_mul(6_364_136_223_846_793_005)
-                    .wrapping_add(1_442_695_040_888_963_407);
-                ((x >> 33) as f32 / (1u64 << 31) as f32) - 1.0
-            })
-            .collect();
-        l2_normalize(&mut v);
-        v
-    }
-
     /// An index whose full-scan threshold, and the size at which a segment is built into a
     /// graph at all, is 512 points of `dimension` floats: a scope larger than that gets links
     /// of its own and is walked.
@@ -674,6 +736,53 @@ mod embedded_graph {
         }
         let recall = found as f64 / wanted as f64;
         assert!(recall >= 0.9, "recall@10 {recall} against brute force");
+    }
+
+    /// A batch's dedup probes asked together over a walked scope (its links in a built
+    /// segment) and the points appended since (scanned): what each probe alone finds, in order.
+    #[tokio::test]
+    async fn many_probes_at_once_walk_and_scan_as_each_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        const DIMENSION: usize = 64;
+        let index = walked_index(dir.path(), DIMENSION).await;
+        let points: Vec<IndexPoint> = (0..2_300)
+            .map(|i| {
+                let mut p = point("a", MemoryType::Episodic, Status::Active, i);
+                p.vector = random_vector_of(i as u64, DIMENSION);
+                p
+            })
+            .collect();
+        index.upsert_bulk(points[..2_000].to_vec()).await.unwrap();
+        index.optimize().await.unwrap();
+        index.upsert(points[2_000..].to_vec()).await.unwrap();
+        let vectors: Vec<Vec<f32>> = points
+            .iter()
+            .step_by(50)
+            .map(|p| p.vector.clone())
+            .collect();
+        let mut q = query("a");
+        q.limit = 5;
+        q.ef = Some(128);
+        let many = index.search_many(q.clone(), vectors.clone()).await.unwrap();
+        assert_eq!(many.len(), vectors.len());
+        let mut own_found = 0;
+        for ((vector, hits), p) in vectors.iter().zip(&many).zip(points.iter().step_by(50)) {
+            let one = index
+                .search(IndexQuery {
+                    vector: vector.clone(),
+                    ..q.clone()
+                })
+                .await
+                .unwrap();
+            assert_eq!(ids(hits), ids(&one));
+            own_found += usize::from(hits.first().map(|h| h.id) == Some(p.id));
+        }
+        // Both halves are there: the walked points and the appended ones.
+        assert!(
+            own_found >= vectors.len() - 1,
+            "{own_found} of {}",
+            vectors.len()
+        );
     }
 
     /// The write path's dedup probe walks with a narrow beam (`ef` 32, searches 128): in a

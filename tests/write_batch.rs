@@ -19,11 +19,14 @@ use hindsight::service::{
 };
 use hindsight::store::{MemoryStore, PoolSize, PostgresStore, SqliteStore};
 
-/// What a test gets: the service, and how often it called the embedder and updated the index.
+/// What a test gets: the service, and how often it called the embedder, updated the index,
+/// and asked the index one vector (`search`) or several at once (`search_many`).
 pub struct Harness {
     service: MemoryService,
     embeds: Arc<AtomicUsize>,
     upserts: Arc<AtomicUsize>,
+    searches: Arc<AtomicUsize>,
+    batched_searches: Arc<AtomicUsize>,
 }
 
 fn write(content: &str, memory_type: &str, namespace: &str) -> WriteRequest {
@@ -189,8 +192,9 @@ pub async fn a_fact_written_in_two_types_keeps_the_batch_s_order(h: &Harness) {
     assert_eq!(last.status, Status::Active);
 }
 
-/// The batch's texts go to the embedder in one call, and each scope's rows to the index in
-/// one update, however many writes the scope has.
+/// The batch's texts go to the embedder in one call, each scope's dedup probes to the index
+/// in one request, and each scope's rows to the index in one update, however many writes the
+/// scope has.
 pub async fn a_batch_embeds_once_and_updates_the_index_once_per_scope(h: &Harness) {
     let requests: Vec<WriteRequest> = (0..40)
         .map(|i| {
@@ -205,14 +209,23 @@ pub async fn a_batch_embeds_once_and_updates_the_index_once_per_scope(h: &Harnes
             )
         })
         .collect();
-    let (embeds, upserts) = (
-        h.embeds.load(Ordering::SeqCst),
-        h.upserts.load(Ordering::SeqCst),
+    let count = |c: &AtomicUsize| c.load(Ordering::SeqCst);
+    let (embeds, upserts, searches, batched) = (
+        count(&h.embeds),
+        count(&h.upserts),
+        count(&h.searches),
+        count(&h.batched_searches),
     );
     let r = done(h.service.write_batch(&requests).await.unwrap());
     assert!(r.iter().all(|r| r.status == WriteStatus::Stored), "{r:?}");
-    assert_eq!(h.embeds.load(Ordering::SeqCst) - embeds, 1);
-    assert_eq!(h.upserts.load(Ordering::SeqCst) - upserts, 2, "two scopes");
+    assert_eq!(count(&h.embeds) - embeds, 1);
+    assert_eq!(count(&h.upserts) - upserts, 2, "two scopes");
+    assert_eq!(
+        count(&h.batched_searches) - batched,
+        2,
+        "one probe request a scope"
+    );
+    assert_eq!(count(&h.searches) - searches, 0, "no probe asked alone");
     assert_eq!(
         h.service.index().count().await.unwrap(),
         40,
@@ -305,6 +318,8 @@ macro_rules! backend {
 async fn harness(dir: &std::path::Path, store: Arc<dyn MemoryStore>) -> Harness {
     let embeds = Arc::new(AtomicUsize::new(0));
     let upserts = Arc::new(AtomicUsize::new(0));
+    let searches = Arc::new(AtomicUsize::new(0));
+    let batched_searches = Arc::new(AtomicUsize::new(0));
     let embedder = Arc::new(Counting {
         inner: BuiltinEmbedder::new(),
         calls: embeds.clone(),
@@ -312,6 +327,8 @@ async fn harness(dir: &std::path::Path, store: Arc<dyn MemoryStore>) -> Harness 
     let index = Arc::new(CountingIndex {
         inner: common::open_index(dir, embedder.dimension()).await,
         upserts: upserts.clone(),
+        searches: searches.clone(),
+        batched_searches: batched_searches.clone(),
     });
     let service = MemoryService::start(store, index, embedder, Rules::default())
         .await
@@ -320,6 +337,8 @@ async fn harness(dir: &std::path::Path, store: Arc<dyn MemoryStore>) -> Harness 
         service,
         embeds,
         upserts,
+        searches,
+        batched_searches,
     }
 }
 
@@ -366,6 +385,8 @@ impl Embedder for Counting {
 struct CountingIndex {
     inner: Arc<dyn VectorIndex>,
     upserts: Arc<AtomicUsize>,
+    searches: Arc<AtomicUsize>,
+    batched_searches: Arc<AtomicUsize>,
 }
 
 #[async_trait]
@@ -384,7 +405,16 @@ impl VectorIndex for CountingIndex {
         self.inner.delete(ids).await
     }
     async fn search(&self, query: IndexQuery) -> Result<Vec<Hit>, IndexError> {
+        self.searches.fetch_add(1, Ordering::SeqCst);
         self.inner.search(query).await
+    }
+    async fn search_many(
+        &self,
+        query: IndexQuery,
+        vectors: Vec<Vec<f32>>,
+    ) -> Result<Vec<Vec<Hit>>, IndexError> {
+        self.batched_searches.fetch_add(1, Ordering::SeqCst);
+        self.inner.search_many(query, vectors).await
     }
     async fn lexical_search(
         &self,

@@ -753,6 +753,52 @@ fn dense_search(
     Ok(hits)
 }
 
+/// `dense_search` for each of `vectors` (`query`'s own vector is not read): each scope's
+/// points scanned once for all of them where the engine scans (`EdgeShard::search_many`).
+/// With a time range, one `dense_search` each (its fallback to an exact scan is per query).
+fn dense_search_many(
+    shard: &EdgeShard,
+    params: HnswParams,
+    query: &IndexQuery,
+    vectors: Vec<Vec<f32>>,
+) -> Result<Vec<Vec<Hit>>, IndexError> {
+    if query.occurred_from.is_some() || query.occurred_to.is_some() {
+        return vectors
+            .into_iter()
+            .map(|vector| {
+                let one = IndexQuery {
+                    vector,
+                    ..query.clone()
+                };
+                dense_search(shard, params, &one)
+            })
+            .collect();
+    }
+    let mut hits: Vec<Vec<Hit>> = vec![Vec::new(); vectors.len()];
+    let queries: Vec<QueryEnum> = vectors
+        .into_iter()
+        .map(|v| QueryEnum::Nearest(NamedQuery::default_dense(v)))
+        .collect();
+    for scope in scopes(query) {
+        let request = dense_request(query, params, filter(vec![scope], query), false);
+        let found = shard
+            .search_many(request, queries.clone())
+            .map_err(engine)?;
+        for (hits, found) in hits.iter_mut().zip(found) {
+            hits.extend(
+                found
+                    .iter()
+                    .filter_map(|p| hit_id(p).map(|id| Hit { id, score: p.score })),
+            );
+        }
+    }
+    for hits in &mut hits {
+        hits.sort_by(|a, b| b.score.total_cmp(&a.score));
+        hits.truncate(query.limit);
+    }
+    Ok(hits)
+}
+
 /// A dense search of the points `filter` passes; `exact`: every one of them scored with its
 /// float vector, no graph.
 fn dense_request(
@@ -845,6 +891,25 @@ impl VectorIndex for EdgeIndex {
             });
         }
         self.with_shard(move |inner, shard| dense_search(shard, inner.params, &query))
+            .await
+    }
+
+    async fn search_many(
+        &self,
+        query: IndexQuery,
+        vectors: Vec<Vec<f32>>,
+    ) -> Result<Vec<Vec<Hit>>, IndexError> {
+        let expected = self.dimension();
+        if let Some(v) = vectors.iter().find(|v| v.len() != expected) {
+            return Err(IndexError::Dimension {
+                expected,
+                got: v.len(),
+            });
+        }
+        if vectors.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.with_shard(move |inner, shard| dense_search_many(shard, inner.params, &query, vectors))
             .await
     }
 

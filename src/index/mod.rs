@@ -93,6 +93,27 @@ pub trait VectorIndex: Send + Sync + 'static {
 
     async fn search(&self, query: IndexQuery) -> Result<Vec<Hit>, IndexError>;
 
+    /// `search` for each of `vectors`, the rest of `query` shared (its own `vector` is not
+    /// read); the results in `vectors`' order. An index that can answers them together (a
+    /// scanned scope read once for all of them); by default one search each.
+    async fn search_many(
+        &self,
+        query: IndexQuery,
+        vectors: Vec<Vec<f32>>,
+    ) -> Result<Vec<Vec<Hit>>, IndexError> {
+        let mut found = Vec::with_capacity(vectors.len());
+        for vector in vectors {
+            found.push(
+                self.search(IndexQuery {
+                    vector,
+                    ..query.clone()
+                })
+                .await?,
+            );
+        }
+        Ok(found)
+    }
+
     /// The lexical arm over the points' terms, with `query`'s filters and limit (its vector is
     /// not read), leaving out terms held by more than `max_df` of the points (the two rarest
     /// always stay); BM25 scores, and the full match to read them against. `None`: this index

@@ -18,8 +18,8 @@ use qdrant_client::qdrant::{
     Condition, CountPointsBuilder, CreateCollectionBuilder, CreateFieldIndexCollectionBuilder,
     DeletePointsBuilder, Distance, FieldType, Filter, HnswConfigDiffBuilder,
     IntegerIndexParamsBuilder, KeywordIndexParamsBuilder, PointId, PointStruct, PointsIdsList,
-    Query, QueryPointsBuilder, Range, SearchParamsBuilder, UpsertPointsBuilder,
-    VectorParamsBuilder,
+    Query, QueryBatchPointsBuilder, QueryPoints, QueryPointsBuilder, Range, ScoredPoint,
+    SearchParamsBuilder, UpsertPointsBuilder, VectorParamsBuilder,
 };
 use qdrant_client::{Payload, Qdrant, QdrantError};
 
@@ -186,6 +186,19 @@ impl QdrantIndex {
         Ok(())
     }
 
+    /// `query`'s dense search, for `vector`.
+    fn dense_query(&self, query: &IndexQuery, vector: Vec<f32>) -> QueryPointsBuilder {
+        QueryPointsBuilder::new(&self.collection)
+            .query(Query::new_nearest(vector))
+            .filter(filter(query))
+            .limit(query.limit as u64)
+            .params(
+                SearchParamsBuilder::default()
+                    .hnsw_ef(query.ef.unwrap_or(self.params.ef).max(query.limit) as u64),
+            )
+            .with_payload(false)
+    }
+
     fn check_dimension(&self, got: usize) -> Result<(), IndexError> {
         let expected = self.dimension();
         if got == expected {
@@ -194,6 +207,23 @@ impl QdrantIndex {
             Err(IndexError::Dimension { expected, got })
         }
     }
+}
+
+/// The server's points as hits; a point without a UUID id (not hindsight's) is left out.
+fn hits(points: Vec<ScoredPoint>) -> Vec<Hit> {
+    points
+        .into_iter()
+        .filter_map(|point| {
+            let id = match point.id?.point_id_options? {
+                PointIdOptions::Uuid(text) => MemoryId::parse_str(&text).ok()?,
+                PointIdOptions::Num(_) => return None,
+            };
+            Some(Hit {
+                id,
+                score: point.score,
+            })
+        })
+        .collect()
 }
 
 fn payload(p: &IndexPoint) -> Payload {
@@ -308,29 +338,46 @@ impl VectorIndex for QdrantIndex {
 
     async fn search(&self, query: IndexQuery) -> Result<Vec<Hit>, IndexError> {
         self.check_dimension(query.vector.len())?;
-        let request = QueryPointsBuilder::new(&self.collection)
-            .query(Query::new_nearest(query.vector.clone()))
-            .filter(filter(&query))
-            .limit(query.limit as u64)
-            .params(
-                SearchParamsBuilder::default()
-                    .hnsw_ef(query.ef.unwrap_or(self.params.ef).max(query.limit) as u64),
-            )
-            .with_payload(false);
-        let response = self.client.query(request).await.map_err(engine)?;
+        let response = self
+            .client
+            .query(self.dense_query(&query, query.vector.clone()))
+            .await
+            .map_err(engine)?;
+        Ok(hits(response.result))
+    }
+
+    /// One round trip for every vector (the server's batch query).
+    async fn search_many(
+        &self,
+        query: IndexQuery,
+        vectors: Vec<Vec<f32>>,
+    ) -> Result<Vec<Vec<Hit>>, IndexError> {
+        for vector in &vectors {
+            self.check_dimension(vector.len())?;
+        }
+        if vectors.is_empty() {
+            return Ok(Vec::new());
+        }
+        let expected = vectors.len();
+        let requests: Vec<QueryPoints> = vectors
+            .into_iter()
+            .map(|vector| self.dense_query(&query, vector).build())
+            .collect();
+        let response = self
+            .client
+            .query_batch(QueryBatchPointsBuilder::new(&self.collection, requests))
+            .await
+            .map_err(engine)?;
+        if response.result.len() != expected {
+            return Err(IndexError::Engine(format!(
+                "the server answered {} of {expected} searches",
+                response.result.len()
+            )));
+        }
         Ok(response
             .result
             .into_iter()
-            .filter_map(|point| {
-                let id = match point.id?.point_id_options? {
-                    PointIdOptions::Uuid(text) => MemoryId::parse_str(&text).ok()?,
-                    PointIdOptions::Num(_) => return None,
-                };
-                Some(Hit {
-                    id,
-                    score: point.score,
-                })
-            })
+            .map(|batch| hits(batch.result))
             .collect())
     }
 

@@ -8,7 +8,7 @@ use super::requests::{ValidWrite, WriteRequest};
 use super::{MemoryService, ServiceError, WriteResult, WriteStatus};
 use crate::domain::{Content, FactKey, Importance, Memory, MemoryType, NewMemory, Status};
 use crate::embed::cosine;
-use crate::index::IndexQuery;
+use crate::index::{Hit, IndexQuery};
 use crate::screening::{ContradictionAction, Verdict};
 use crate::store::MergeUpdate;
 
@@ -288,7 +288,7 @@ impl MemoryService {
 
         let (namespace, memory_type) = (valid.namespace.clone(), valid.memory_type);
         self.under_scope_locks(namespace.as_str(), memory_type, async {
-            let applied = self.apply(valid, embedding, &[]).await?;
+            let applied = self.apply(valid, embedding, &[], None).await?;
             self.sync_index(&applied.changed).await;
             Ok(applied.result)
         })
@@ -337,13 +337,19 @@ impl MemoryService {
 
     /// Merge the write into its near-duplicate or store it new, under the scope's locks.
     /// `pending`: rows of the scope this batch changed that the index does not show yet.
+    /// `probed`: what the index answered the write's dedup probe, when a batch asked it for
+    /// all its writes of the scope at once; `None`: ask it here.
     pub(super) async fn apply(
         &self,
         valid: ValidWrite,
         embedding: Vec<f32>,
         pending: &[Memory],
+        probed: Option<Vec<Hit>>,
     ) -> Result<Applied, ServiceError> {
-        match self.find_duplicate(&valid, &embedding, pending).await? {
+        match self
+            .find_duplicate(&valid, &embedding, pending, probed)
+            .await?
+        {
             Some(existing) => self.merge_into(existing, valid, embedding).await,
             None => self.insert_new(&valid, &embedding).await,
         }
@@ -359,6 +365,7 @@ impl MemoryService {
         valid: &ValidWrite,
         embedding: &[f32],
         pending: &[Memory],
+        probed: Option<Vec<Hit>>,
     ) -> Result<Option<Memory>, ServiceError> {
         let threshold = self.rules.dedup_threshold;
         let key = FactKey::of(valid.entity.as_deref(), valid.attribute.as_deref());
@@ -381,13 +388,17 @@ impl MemoryService {
         if repeat.is_some() {
             return Ok(repeat);
         }
+        let (namespace, memory_type) = (valid.namespace.as_str(), valid.memory_type);
+        let hits = match probed {
+            Some(hits) => hits,
+            None => {
+                self.index
+                    .search(probe_query(namespace, memory_type, embedding))
+                    .await?
+            }
+        };
         let mut neighbours = self
-            .active_neighbours(
-                valid.namespace.as_str(),
-                valid.memory_type,
-                embedding,
-                threshold - 0.01,
-            )
+            .neighbours_among(hits, namespace, memory_type, embedding, threshold - 0.01)
             .await?;
         if !pending.is_empty() {
             let found: std::collections::HashSet<_> =
@@ -427,6 +438,21 @@ impl MemoryService {
             .index
             .search(probe_query(namespace, memory_type, vector))
             .await?;
+        self.neighbours_among(hits, namespace, memory_type, vector, floor)
+            .await
+    }
+
+    /// Of the index's `hits` scoring above `floor`, the rows that are active, unexpired
+    /// memories of `namespace` and `memory_type`, with their exact cosine to `vector` on the
+    /// stored vectors, best first.
+    async fn neighbours_among(
+        &self,
+        hits: Vec<Hit>,
+        namespace: &str,
+        memory_type: MemoryType,
+        vector: &[f32],
+        floor: f64,
+    ) -> Result<Vec<(f64, Memory)>, ServiceError> {
         let ids: Vec<_> = hits
             .iter()
             .filter(|h| f64::from(h.score) > floor)

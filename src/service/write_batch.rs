@@ -12,10 +12,11 @@
 use std::collections::HashMap;
 
 use super::requests::{ValidWrite, WriteRequest};
-use super::write::Prepared;
+use super::write::{Prepared, probe_query};
 use super::{MemoryService, ServiceError, WriteResult};
 use crate::domain::{Memory, MemoryType, ValidationError};
 use crate::embed::EmbedError;
+use crate::index::IndexError;
 
 /// The most writes one batch may hold.
 pub const MAX_BATCH: usize = 1_000;
@@ -183,11 +184,25 @@ impl MemoryService {
         };
         let (namespace, memory_type) = (first.valid.namespace.clone(), first.valid.memory_type);
         self.under_scope_locks(namespace.as_str(), memory_type, async {
+            // The index does not change until the end of the scope's turn, so every write's
+            // dedup probe can be asked now, together: a scanned scope is read once for all.
+            let vectors = items.iter().map(|(_, _, v)| v.clone()).collect();
+            let probe = probe_query(namespace.as_str(), memory_type, &[]);
+            let probes = self.index.search_many(probe, vectors).await?;
+            if probes.len() != items.len() {
+                return Err(ServiceError::Index(IndexError::Engine(format!(
+                    "{} dedup probes answered for {} writes",
+                    probes.len(),
+                    items.len()
+                ))));
+            }
             let mut pending: Vec<Memory> = Vec::new();
             let mut results = Vec::with_capacity(items.len());
             let written = async {
-                for (i, Prepared { valid, said }, embedding) in items {
-                    let applied = self.apply(valid, embedding, &pending).await?;
+                for ((i, Prepared { valid, said }, embedding), probed) in
+                    items.into_iter().zip(probes)
+                {
+                    let applied = self.apply(valid, embedding, &pending, Some(probed)).await?;
                     for row in applied.changed {
                         match pending.iter_mut().find(|m| m.id == row.id) {
                             Some(slot) => *slot = row,

@@ -15,10 +15,45 @@ use crate::edge::{DEFAULT_EDGE_TIMEOUT, EdgeShard};
 impl EdgeShard {
     /// This method is DEPRECATED and should be replaced with query.
     pub fn search(&self, search: CoreSearchRequest) -> OperationResult<Vec<ScoredPoint>> {
+        let query = search.query.clone();
+        let mut found = self.search_many(search, vec![query])?;
+        Ok(found.pop().unwrap_or_default())
+    }
+
+    /// hindsight patch (see vendor/README.md): the search `search` describes (filter, params,
+    /// limit; its own `query` is not read) for each of `queries`, all of one vector name,
+    /// given to each segment as one batch. A segment that scans its filtered points scores
+    /// each chunk of them against every query while it holds it, instead of one pass per
+    /// query; a graph walk is one per query either way. The results in `queries`' order.
+    pub fn search_many(
+        &self,
+        search: CoreSearchRequest,
+        queries: Vec<crate::shard::query::query_enum::QueryEnum>,
+    ) -> OperationResult<Vec<Vec<ScoredPoint>>> {
+        if queries.is_empty() {
+            return Ok(vec![]);
+        }
         let is_stopped_guard = StoppingGuard::new();
-        let searches = [search];
+        // The IDF statistics a sparse query needs are gathered for every query's terms.
+        let sparse = queries.iter().filter(|query| {
+            let mut is_sparse = false;
+            query.iterate_sparse(|_, _| is_sparse = true);
+            is_sparse
+        });
+        let context_searches: Vec<CoreSearchRequest> = sparse
+            .map(|query| CoreSearchRequest {
+                query: query.clone(),
+                filter: None,
+                params: None,
+                limit: 0,
+                offset: 0,
+                with_payload: None,
+                with_vector: None,
+                score_threshold: None,
+            })
+            .collect();
         let query_context = init_query_context(
-            &searches,
+            &context_searches,
             DEFAULT_FULL_SCAN_THRESHOLD,
             &is_stopped_guard,
             HwMeasurementAcc::disposable_edge(),
@@ -30,7 +65,6 @@ impl EdgeShard {
                     .is_some_and(|v| v.modifier == Some(Modifier::Idf))
             },
         );
-        let [search] = searches;
         let Some(context) = fill_query_context(
             query_context,
             self.segments.clone(),
@@ -39,7 +73,7 @@ impl EdgeShard {
         )?
         else {
             // No segments to search
-            return Ok(vec![]);
+            return Ok(vec![Vec::new(); queries.len()]);
         };
 
         let segments: Vec<_> = self
@@ -49,7 +83,7 @@ impl EdgeShard {
             .collect();
 
         let CoreSearchRequest {
-            query,
+            query: _,
             filter,
             params,
             limit,
@@ -59,8 +93,17 @@ impl EdgeShard {
             score_threshold,
         } = search;
 
-        let vector_name = query.get_vector_name().to_string();
-        let query_vector = QueryVector::from(query);
+        let vector_name = queries[0].get_vector_name().to_string();
+        if let Some(other) = queries.iter().find(|q| q.get_vector_name() != vector_name) {
+            return Err(
+                crate::segment::common::operation_error::OperationError::service_error(format!(
+                    "one batch searches one vector, got '{vector_name}' and '{}'",
+                    other.get_vector_name()
+                )),
+            );
+        }
+        let query_vectors: Vec<QueryVector> = queries.into_iter().map(QueryVector::from).collect();
+        let query_refs: Vec<&QueryVector> = query_vectors.iter().collect();
         let with_payload = WithPayload::from(with_payload.unwrap_or_default());
         let with_vector = with_vector.unwrap_or_default();
 
@@ -69,7 +112,7 @@ impl EdgeShard {
         for segment in segments {
             let batched_points = segment.get().read().search_batch(
                 &vector_name,
-                &[&query_vector],
+                &query_refs,
                 &with_payload,
                 &with_vector,
                 filter.as_ref(),
@@ -78,26 +121,19 @@ impl EdgeShard {
                 &context.get_segment_query_context(),
             )?;
 
-            debug_assert_eq!(batched_points.len(), 1);
+            debug_assert_eq!(batched_points.len(), query_refs.len());
 
-            let [points] = batched_points
-                .try_into()
-                .expect("single batched search result");
-
-            points_by_segment.push(points);
+            points_by_segment.push(batched_points);
         }
 
-        let mut aggregator = BatchResultAggregator::new([offset + limit]);
-        aggregator.update_point_versions(points_by_segment.iter().flatten());
+        let mut aggregator = BatchResultAggregator::new(vec![offset + limit; query_refs.len()]);
+        aggregator.update_point_versions(points_by_segment.iter().flatten().flatten());
 
-        for points in points_by_segment {
-            aggregator.update_batch_results(0, points);
+        for batched_points in points_by_segment {
+            for (batch_id, points) in batched_points.into_iter().enumerate() {
+                aggregator.update_batch_results(batch_id, points);
+            }
         }
-
-        let [mut points] = aggregator
-            .into_topk()
-            .try_into()
-            .expect("single batched search result");
 
         let distance = {
             let config = self.config.read();
@@ -114,36 +150,39 @@ impl EdgeShard {
             }
         };
 
-        match &query_vector {
-            QueryVector::Nearest(_) => {
-                for point in &mut points {
-                    point.score = distance.postprocess_score(point.score);
+        let mut results = aggregator.into_topk();
+        for (points, query_vector) in results.iter_mut().zip(&query_vectors) {
+            match query_vector {
+                QueryVector::Nearest(_) => {
+                    for point in points.iter_mut() {
+                        point.score = distance.postprocess_score(point.score);
+                    }
+                }
+                QueryVector::RecommendBestScore(_) => (),
+                QueryVector::RecommendSumScores(_) => (),
+                QueryVector::Discover(_) => (),
+                QueryVector::Context(_) => (),
+                QueryVector::FeedbackNaive(_) => (),
+            }
+
+            if let Some(score_threshold) = score_threshold {
+                debug_assert!(
+                    points.is_sorted_by(|left, right| distance.is_ordered(left.score, right.score)),
+                );
+
+                let below_threshold = points
+                    .iter()
+                    .enumerate()
+                    .find(|(_, point)| !distance.check_threshold(point.score, score_threshold));
+
+                if let Some((below_threshold_idx, _)) = below_threshold {
+                    points.truncate(below_threshold_idx);
                 }
             }
-            QueryVector::RecommendBestScore(_) => (),
-            QueryVector::RecommendSumScores(_) => (),
-            QueryVector::Discover(_) => (),
-            QueryVector::Context(_) => (),
-            QueryVector::FeedbackNaive(_) => (),
+
+            let _ = points.drain(..cmp::min(points.len(), offset));
         }
 
-        if let Some(score_threshold) = score_threshold {
-            debug_assert!(
-                points.is_sorted_by(|left, right| distance.is_ordered(left.score, right.score)),
-            );
-
-            let below_threshold = points
-                .iter()
-                .enumerate()
-                .find(|(_, point)| !distance.check_threshold(point.score, score_threshold));
-
-            if let Some((below_threshold_idx, _)) = below_threshold {
-                points.truncate(below_threshold_idx);
-            }
-        }
-
-        let _ = points.drain(..cmp::min(points.len(), offset));
-
-        Ok(points)
+        Ok(results)
     }
 }
