@@ -94,8 +94,8 @@ pub trait VectorIndex: Send + Sync + 'static {
     async fn search(&self, query: IndexQuery) -> Result<Vec<Hit>, IndexError>;
 
     /// `search` for each of `vectors`, the rest of `query` shared (its own `vector` is not
-    /// read); the results in `vectors`' order. An index that can answers them together (a
-    /// scanned scope read once for all of them); by default one search each.
+    /// read); the results in `vectors`' order. An index that can answer them together does (a
+    /// scanned scope read once for all of them); by default, one search each.
     async fn search_many(
         &self,
         query: IndexQuery,

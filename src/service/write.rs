@@ -389,17 +389,17 @@ impl MemoryService {
             return Ok(repeat);
         }
         let (namespace, memory_type) = (valid.namespace.as_str(), valid.memory_type);
-        let hits = match probed {
-            Some(hits) => hits,
+        let floor = threshold - 0.01;
+        let mut neighbours = match probed {
+            Some(hits) => {
+                self.neighbours_among(hits, namespace, memory_type, embedding, floor)
+                    .await?
+            }
             None => {
-                self.index
-                    .search(probe_query(namespace, memory_type, embedding))
+                self.active_neighbours(namespace, memory_type, embedding, floor)
                     .await?
             }
         };
-        let mut neighbours = self
-            .neighbours_among(hits, namespace, memory_type, embedding, threshold - 0.01)
-            .await?;
         if !pending.is_empty() {
             let found: std::collections::HashSet<_> =
                 neighbours.iter().map(|(_, m)| m.id).collect();

@@ -184,8 +184,9 @@ impl MemoryService {
         };
         let (namespace, memory_type) = (first.valid.namespace.clone(), first.valid.memory_type);
         self.under_scope_locks(namespace.as_str(), memory_type, async {
-            // The index does not change until the end of the scope's turn, so every write's
-            // dedup probe can be asked now, together: a scanned scope is read once for all.
+            // No other writer changes the scope's points in the index during its turn (its
+            // locks), and this one updates them only at the end: every write's dedup probe
+            // can be asked now, together, and a scanned scope is read once for all of them.
             let vectors = items.iter().map(|(_, _, v)| v.clone()).collect();
             let probe = probe_query(namespace.as_str(), memory_type, &[]);
             let probes = self.index.search_many(probe, vectors).await?;
