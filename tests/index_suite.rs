@@ -67,6 +67,25 @@ fn random_vector_of(seed: u64, dimension: usize) -> Vec<f32> {
     v
 }
 
+/// `per_scope` active points in each of three scopes ("a" episodic, "a" semantic, "b"
+/// episodic), pseudo-random vectors, point `i` of a scope at time `i`.
+fn points_in_three_scopes(per_scope: i64) -> Vec<IndexPoint> {
+    let scopes = [
+        ("a", MemoryType::Episodic),
+        ("a", MemoryType::Semantic),
+        ("b", MemoryType::Episodic),
+    ];
+    let mut points = Vec::new();
+    for (k, (namespace, memory_type)) in scopes.into_iter().enumerate() {
+        for i in 0..per_scope {
+            let mut p = point(namespace, memory_type, Status::Active, i);
+            p.vector = random_vector_of((k * 10_000 + i as usize) as u64, DIM);
+            points.push(p);
+        }
+    }
+    points
+}
+
 fn ids(hits: &[hindsight::index::Hit]) -> Vec<Uuid> {
     hits.iter().map(|h| h.id).collect()
 }
@@ -212,23 +231,38 @@ pub async fn wrong_dimension_is_refused_and_reset_changes_it(index: &dyn VectorI
     assert_eq!(ids(&index.search(q).await.unwrap()), vec![small.id]);
 }
 
+/// `search_many`'s answer for `vectors`, checked against each vector searched alone: the
+/// same points in the same order, the same scores.
+async fn search_many_as_alone(
+    index: &dyn VectorIndex,
+    q: &IndexQuery,
+    vectors: &[Vec<f32>],
+) -> Vec<Vec<hindsight::index::Hit>> {
+    let many = index
+        .search_many(q.clone(), vectors.to_vec())
+        .await
+        .unwrap();
+    assert_eq!(many.len(), vectors.len());
+    for (vector, hits) in vectors.iter().zip(&many) {
+        let one = index
+            .search(IndexQuery {
+                vector: vector.clone(),
+                ..q.clone()
+            })
+            .await
+            .unwrap();
+        assert_eq!(ids(hits), ids(&one), "{q:?}");
+        for (a, b) in hits.iter().zip(&one) {
+            assert!((a.score - b.score).abs() < 1e-5, "{a:?} {b:?}");
+        }
+    }
+    many
+}
+
 /// Several vectors asked at once (a batch's dedup probes) answer what each asked alone does,
 /// in their order, across scopes, with and without a time range.
 pub async fn search_many_answers_as_one_search_each(index: &dyn VectorIndex) {
-    let scopes = [
-        ("a", MemoryType::Episodic),
-        ("a", MemoryType::Semantic),
-        ("b", MemoryType::Episodic),
-    ];
-    let mut points = Vec::new();
-    for (k, (namespace, memory_type)) in scopes.into_iter().enumerate() {
-        for i in 0..100 {
-            let mut p = point(namespace, memory_type, Status::Active, i);
-            p.vector = random_vector_of((k * 1_000 + i as usize) as u64, DIM);
-            points.push(p);
-        }
-    }
-    index.upsert(points).await.unwrap();
+    index.upsert(points_in_three_scopes(100)).await.unwrap();
     index.flush().await.unwrap();
     let vectors: Vec<Vec<f32>> = (0..12).map(|s| random_vector_of(50_000 + s, DIM)).collect();
     let mut both = query("a");
@@ -238,22 +272,8 @@ pub async fn search_many_answers_as_one_search_each(index: &dyn VectorIndex) {
     ranged.occurred_from = Some(20);
     ranged.occurred_to = Some(60);
     for q in [query("a"), both, ranged] {
-        let many = index.search_many(q.clone(), vectors.clone()).await.unwrap();
-        assert_eq!(many.len(), vectors.len());
-        for (vector, hits) in vectors.iter().zip(&many) {
-            let one = index
-                .search(IndexQuery {
-                    vector: vector.clone(),
-                    ..q.clone()
-                })
-                .await
-                .unwrap();
-            assert_eq!(ids(hits), ids(&one), "{q:?}");
-            assert!(!one.is_empty());
-            for (a, b) in hits.iter().zip(&one) {
-                assert!((a.score - b.score).abs() < 1e-5, "{a:?} {b:?}");
-            }
-        }
+        let many = search_many_as_alone(index, &q, &vectors).await;
+        assert!(many.iter().all(|hits| !hits.is_empty()), "{q:?}");
     }
     assert!(
         index
@@ -666,6 +686,18 @@ mod embedded_graph {
             .unwrap()
     }
 
+    /// `n` active episodic points of namespace "a", pseudo-random vectors of `dimension`,
+    /// point `i` at time `i`.
+    fn random_points(n: i64, dimension: usize) -> Vec<IndexPoint> {
+        (0..n)
+            .map(|i| {
+                let mut p = point("a", MemoryType::Episodic, Status::Active, i);
+                p.vector = random_vector_of(i as u64, dimension);
+                p
+            })
+            .collect()
+    }
+
     /// The ids of the 10 points `passes` lets through nearest to `vector`, by brute force.
     fn exact_top_10(
         points: &[IndexPoint],
@@ -686,19 +718,7 @@ mod embedded_graph {
         let dir = tempfile::tempdir().unwrap();
         // Each scope of 1,500 gets links of its own and is walked.
         let index = walked_index(dir.path(), DIM).await;
-        let scopes = [
-            ("a", MemoryType::Episodic),
-            ("a", MemoryType::Semantic),
-            ("b", MemoryType::Episodic),
-        ];
-        let mut points = Vec::new();
-        for (k, (namespace, memory_type)) in scopes.into_iter().enumerate() {
-            for i in 0..1_500 {
-                let mut p = point(namespace, memory_type, Status::Active, i);
-                p.vector = random_vector((k * 10_000 + i as usize) as u64);
-                points.push(p);
-            }
-        }
+        let points = points_in_three_scopes(1_500);
         for chunk in points.chunks(1_000) {
             index.upsert_bulk(chunk.to_vec()).await.unwrap();
         }
@@ -745,13 +765,7 @@ mod embedded_graph {
         let dir = tempfile::tempdir().unwrap();
         const DIMENSION: usize = 64;
         let index = walked_index(dir.path(), DIMENSION).await;
-        let points: Vec<IndexPoint> = (0..2_300)
-            .map(|i| {
-                let mut p = point("a", MemoryType::Episodic, Status::Active, i);
-                p.vector = random_vector_of(i as u64, DIMENSION);
-                p
-            })
-            .collect();
+        let points = random_points(2_300, DIMENSION);
         index.upsert_bulk(points[..2_000].to_vec()).await.unwrap();
         index.optimize().await.unwrap();
         index.upsert(points[2_000..].to_vec()).await.unwrap();
@@ -763,20 +777,12 @@ mod embedded_graph {
         let mut q = query("a");
         q.limit = 5;
         q.ef = Some(128);
-        let many = index.search_many(q.clone(), vectors.clone()).await.unwrap();
-        assert_eq!(many.len(), vectors.len());
-        let mut own_found = 0;
-        for ((vector, hits), p) in vectors.iter().zip(&many).zip(points.iter().step_by(50)) {
-            let one = index
-                .search(IndexQuery {
-                    vector: vector.clone(),
-                    ..q.clone()
-                })
-                .await
-                .unwrap();
-            assert_eq!(ids(hits), ids(&one));
-            own_found += usize::from(hits.first().map(|h| h.id) == Some(p.id));
-        }
+        let many = search_many_as_alone(&index, &q, &vectors).await;
+        let own_found = many
+            .iter()
+            .zip(points.iter().step_by(50))
+            .filter(|(hits, p)| hits.first().map(|h| h.id) == Some(p.id))
+            .count();
         // Both halves are there: the walked points and the appended ones.
         assert!(
             own_found >= vectors.len() - 1,
@@ -793,13 +799,7 @@ mod embedded_graph {
         let dir = tempfile::tempdir().unwrap();
         const DIMENSION: usize = 64;
         let index = walked_index(dir.path(), DIMENSION).await;
-        let points: Vec<IndexPoint> = (0..2_000)
-            .map(|i| {
-                let mut p = point("a", MemoryType::Episodic, Status::Active, i);
-                p.vector = random_vector_of(i as u64, DIMENSION);
-                p
-            })
-            .collect();
+        let points = random_points(2_000, DIMENSION);
         index.upsert_bulk(points.clone()).await.unwrap();
         index.optimize().await.unwrap();
         for p in points.iter().step_by(40) {
