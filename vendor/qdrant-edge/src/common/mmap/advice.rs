@@ -176,11 +176,17 @@ pub trait Madviseable {
     fn pageout_impl(&self);
 }
 
-/// Issue `madvise(MADV_PAGEOUT)` for the given memory region.
+/// Issue `madvise(MADV_DONTNEED)` for the given memory region.
 ///
 /// Mmap base addresses are always page-aligned, so callers do not need to
-/// adjust the slice. The kernel will write back any dirty pages and reclaim
-/// the resident memory while keeping the mapping valid.
+/// adjust the slice.
+///
+/// hindsight patch (see vendor/README.md): `MADV_DONTNEED`, not `MADV_PAGEOUT`. Both take
+/// the pages out of the process's resident set; `MADV_PAGEOUT` also evicted them from the
+/// page cache, so every later read of a released page (a merge's copy, a probe's scan) went
+/// to the disk. Every map given here is a shared map of a file (the engine's one anonymous
+/// map, the WAL's, never comes here), for which `MADV_DONTNEED` keeps a dirty page's data:
+/// the page stays in the page cache, marked dirty, and the kernel writes it back as usual.
 #[cfg(target_os = "linux")]
 fn pageout_slice(slice: &[u8]) {
     if slice.is_empty() {
@@ -190,12 +196,12 @@ fn pageout_slice(slice: &[u8]) {
         nix::libc::madvise(
             slice.as_ptr() as *mut _,
             slice.len(),
-            nix::libc::MADV_PAGEOUT,
+            nix::libc::MADV_DONTNEED,
         )
     };
     if res != 0 {
         let err = io::Error::last_os_error();
-        log::warn!("Failed to call madvise(MADV_PAGEOUT): {err}");
+        log::warn!("Failed to call madvise(MADV_DONTNEED): {err}");
     }
 }
 
