@@ -742,15 +742,23 @@ fn dense_search(
                     .map_err(engine)?;
             }
         }
-        hits.extend(
-            found
-                .iter()
-                .filter_map(|p| hit_id(p).map(|id| Hit { id, score: p.score })),
-        );
+        hits.extend(dense_hits(&found));
     }
-    hits.sort_by(|a, b| b.score.total_cmp(&a.score));
-    hits.truncate(query.limit);
+    keep_best(&mut hits, query.limit);
     Ok(hits)
+}
+
+/// The engine's points as hits (a point without a UUID id is not one of ours).
+fn dense_hits(found: &[ScoredPoint]) -> impl Iterator<Item = Hit> + '_ {
+    found
+        .iter()
+        .filter_map(|p| hit_id(p).map(|id| Hit { id, score: p.score }))
+}
+
+/// The `limit` best of several scopes' hits, best first.
+fn keep_best(hits: &mut Vec<Hit>, limit: usize) {
+    hits.sort_by(|a, b| b.score.total_cmp(&a.score));
+    hits.truncate(limit);
 }
 
 /// `dense_search` for each of `vectors` (`query`'s own vector is not read): each scope's
@@ -785,16 +793,11 @@ fn dense_search_many(
             .search_many(request, queries.clone())
             .map_err(engine)?;
         for (hits, found) in hits.iter_mut().zip(found) {
-            hits.extend(
-                found
-                    .iter()
-                    .filter_map(|p| hit_id(p).map(|id| Hit { id, score: p.score })),
-            );
+            hits.extend(dense_hits(&found));
         }
     }
     for hits in &mut hits {
-        hits.sort_by(|a, b| b.score.total_cmp(&a.score));
-        hits.truncate(query.limit);
+        keep_best(hits, query.limit);
     }
     Ok(hits)
 }
