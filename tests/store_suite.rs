@@ -81,6 +81,44 @@ pub async fn insert_get_roundtrip(store: &dyn Database) {
     assert_eq!(many.len(), 1);
 }
 
+/// A batch's new rows in one transaction: all stored and found by their words (the full-text
+/// index fed as a single insert feeds it), or, when one of them cannot be, none.
+pub async fn insert_many_stores_all_or_none(store: &dyn Database) {
+    let rows: Vec<Memory> = [
+        "the first of three",
+        "the second of three",
+        "the third of three",
+    ]
+    .iter()
+    .map(|c| memory("ns-many", MemoryType::Episodic, c))
+    .collect();
+    store.insert_many(&rows).await.unwrap();
+    let ids: Vec<MemoryId> = rows.iter().map(|m| m.id).collect();
+    let mut got = store.get_many(&ids).await.unwrap();
+    got.sort_by_key(|m| m.id);
+    assert_eq!(got.len(), 3);
+    for (got, row) in got.iter().zip(&rows) {
+        assert_eq!((got.id, &got.content), (row.id, &row.content));
+        assert_eq!(got.status, Status::Active);
+        assert_eq!(got.embedding, row.embedding);
+    }
+    assert_eq!(
+        lexical_ids(store, &lexical("ns-many", "second")).await,
+        vec![rows[1].id]
+    );
+    store.insert_many(&[]).await.unwrap();
+
+    // The third row repeats a stored id: the batch fails and its other rows are not stored.
+    let fresh = [
+        memory("ns-many", MemoryType::Episodic, "a fourth row"),
+        memory("ns-many", MemoryType::Episodic, "a fifth row"),
+    ];
+    let batch = [fresh[0].clone(), fresh[1].clone(), rows[0].clone()];
+    assert!(store.insert_many(&batch).await.is_err());
+    let left = store.get_many(&[fresh[0].id, fresh[1].id]).await.unwrap();
+    assert!(left.is_empty(), "half a batch stored: {left:?}");
+}
+
 pub async fn supersede_deprecates_in_the_same_transaction(store: &dyn Database) {
     let old = fact("user", "city", "The user lives in Paris");
     store.insert(&old).await.unwrap();
@@ -1387,6 +1425,7 @@ macro_rules! store_suite {
             use super::*;
             store_suite!(@tests $open;
                 insert_get_roundtrip,
+                insert_many_stores_all_or_none,
                 supersede_deprecates_in_the_same_transaction,
                 list_filters_and_pages_newest_first,
                 an_older_fact_arriving_late_is_stored_superseded,

@@ -6,7 +6,9 @@ use uuid::Uuid;
 
 use super::requests::{ValidWrite, WriteRequest};
 use super::{MemoryService, ServiceError, WriteResult, WriteStatus};
-use crate::domain::{Content, FactKey, Importance, Memory, MemoryType, NewMemory, Status};
+use crate::domain::{
+    Content, FactKey, Importance, Memory, MemoryId, MemoryType, NewMemory, Status,
+};
 use crate::embed::cosine;
 use crate::index::{Hit, IndexQuery};
 use crate::screening::{ContradictionAction, Verdict};
@@ -288,7 +290,7 @@ impl MemoryService {
 
         let (namespace, memory_type) = (valid.namespace.clone(), valid.memory_type);
         self.under_scope_locks(namespace.as_str(), memory_type, async {
-            let applied = self.apply(valid, embedding, &[], None).await?;
+            let applied = self.apply(valid, embedding, &[], None, None).await?;
             self.sync_index(&applied.changed).await;
             Ok(applied.result)
         })
@@ -339,20 +341,53 @@ impl MemoryService {
     /// `pending`: rows of the scope this batch changed that the index does not show yet.
     /// `probed`: what the index answered the write's dedup probe, when a batch asked it for
     /// all its writes of the scope at once; `None`: ask it here.
+    /// `unstored`: a batch's new rows that state no fact, held back to be stored together
+    /// (`MemoryStore::insert_many`); a write that merges stores them first, since it may
+    /// merge into one of them. `None`: a new row is stored at once.
     pub(super) async fn apply(
         &self,
         valid: ValidWrite,
         embedding: Vec<f32>,
         pending: &[Memory],
         probed: Option<Vec<Hit>>,
+        unstored: Option<&mut Vec<Memory>>,
     ) -> Result<Applied, ServiceError> {
         match self
             .find_duplicate(&valid, &embedding, pending, probed)
             .await?
         {
-            Some(existing) => self.merge_into(existing, valid, embedding).await,
-            None => self.insert_new(&valid, &embedding).await,
+            Some(existing) => {
+                if let Some(unstored) = unstored {
+                    self.store_unstored(unstored).await?;
+                }
+                self.merge_into(existing, valid, embedding).await
+            }
+            None => match unstored {
+                Some(unstored)
+                    if FactKey::of(valid.entity.as_deref(), valid.attribute.as_deref())
+                        .is_none() =>
+                {
+                    let memory = self.new_memory(&valid, &embedding);
+                    unstored.push(memory.clone());
+                    let result = stored_result(memory.id, None, vec![]);
+                    Ok(Applied {
+                        result,
+                        changed: vec![memory],
+                    })
+                }
+                _ => self.insert_new(&valid, &embedding).await,
+            },
         }
+    }
+
+    /// Store a batch's held-back new rows, in one transaction.
+    pub(super) async fn store_unstored(
+        &self,
+        unstored: &mut Vec<Memory>,
+    ) -> Result<(), ServiceError> {
+        self.store.insert_many(unstored).await?;
+        unstored.clear();
+        Ok(())
     }
 
     /// The most similar active memory of the same namespace and type above the dedup threshold,
@@ -526,13 +561,10 @@ impl MemoryService {
         Ok(Applied { result, changed })
     }
 
-    async fn insert_new(
-        &self,
-        valid: &ValidWrite,
-        embedding: &[f32],
-    ) -> Result<Applied, ServiceError> {
+    /// The row a write stores when it merges into none.
+    fn new_memory(&self, valid: &ValidWrite, embedding: &[f32]) -> Memory {
         let now = Utc::now();
-        let memory = NewMemory {
+        NewMemory {
             id: Uuid::now_v7(),
             namespace: valid.namespace.clone(),
             memory_type: valid.memory_type,
@@ -548,7 +580,16 @@ impl MemoryService {
             embedding_model: self.embedder.id().to_owned(),
             embedding: embedding.to_vec(),
         }
-        .into_memory();
+        .into_memory()
+    }
+
+    async fn insert_new(
+        &self,
+        valid: &ValidWrite,
+        embedding: &[f32],
+    ) -> Result<Applied, ServiceError> {
+        let memory = self.new_memory(valid, embedding);
+        let now = memory.created_at;
         // The store supersedes the fact's active rows in the insert's own transaction, so
         // concurrent writers of one fact (in any process) queue there instead of racing.
         let inserted = self.store.insert(&memory).await?;
@@ -559,19 +600,7 @@ impl MemoryService {
             .deprecated_on_arrival(inserted.superseded_by, now);
         let mut changed = vec![stored];
         changed.extend(inserted.superseded);
-        let result = WriteResult {
-            status: WriteStatus::Stored,
-            memory_id: Some(memory.id),
-            // History written out of order: a fact that happened later already holds.
-            reason: inserted
-                .superseded_by
-                .map(|_| "newer_fact_holds".to_owned()),
-            duplicate_of: None,
-            superseded: superseded_ids,
-            superseded_by: inserted.superseded_by,
-            redacted: vec![],
-            quarantine_id: None,
-        };
+        let result = stored_result(memory.id, inserted.superseded_by, superseded_ids);
         Ok(Applied { result, changed })
     }
 
@@ -583,5 +612,24 @@ impl MemoryService {
         let default_ttl = (valid.memory_type == MemoryType::Working)
             .then(|| Duration::milliseconds((self.rules.working_ttl_hours * 3_600_000.0) as i64));
         valid.ttl.or(default_ttl).map(|ttl| now + ttl)
+    }
+}
+
+/// A write stored as a new row; `superseded_by`: a fact that happened later already holds
+/// (history written out of order).
+fn stored_result(
+    id: MemoryId,
+    superseded_by: Option<MemoryId>,
+    superseded: Vec<MemoryId>,
+) -> WriteResult {
+    WriteResult {
+        status: WriteStatus::Stored,
+        memory_id: Some(id),
+        reason: superseded_by.map(|_| "newer_fact_holds".to_owned()),
+        duplicate_of: None,
+        superseded,
+        superseded_by,
+        redacted: vec![],
+        quarantine_id: None,
     }
 }

@@ -5,9 +5,11 @@
 //!
 //! Every write is checked before any is stored: one that is invalid or refused by the
 //! screen refuses the batch, named by its place (`memories[3]`), and nothing is written.
-//! The writes are not one transaction: each row commits as a single write's does, so a
-//! failure of the store halfway (a server error) leaves the writes before it stored and
-//! indexed; sent again, they merge into themselves (exact repeats).
+//! The writes are not one transaction: a scope's new rows that state no fact are held back
+//! and stored together (one commit), at the end of its turn or before a write of it merges;
+//! a merge or a fact commits as a single write's does. So a failure of the store halfway (a
+//! server error) leaves some writes stored and indexed and the rest not; sent again, the
+//! stored ones merge into themselves (exact repeats) and the rest are written.
 
 use std::collections::HashMap;
 
@@ -198,12 +200,23 @@ impl MemoryService {
                 ))));
             }
             let mut pending: Vec<Memory> = Vec::new();
+            // New rows held back to be stored together: one commit (and one full-text flush)
+            // for a run of them instead of one each.
+            let mut unstored: Vec<Memory> = Vec::new();
             let mut results = Vec::with_capacity(items.len());
             let written = async {
                 for ((i, Prepared { valid, said }, embedding), probed) in
                     items.into_iter().zip(probes)
                 {
-                    let applied = self.apply(valid, embedding, &pending, Some(probed)).await?;
+                    let applied = self
+                        .apply(
+                            valid,
+                            embedding,
+                            &pending,
+                            Some(probed),
+                            Some(&mut unstored),
+                        )
+                        .await?;
                     for row in applied.changed {
                         match pending.iter_mut().find(|m| m.id == row.id) {
                             Some(slot) => *slot = row,
@@ -212,10 +225,12 @@ impl MemoryService {
                     }
                     results.push((i, said.finish(applied.result)));
                 }
-                Ok::<_, ServiceError>(())
+                self.store_unstored(&mut unstored).await
             }
             .await;
-            // Whatever was stored reaches the index, a failure halfway included.
+            // Whatever was stored reaches the index, a failure halfway included; rows still
+            // held back were not stored.
+            pending.retain(|m| !unstored.iter().any(|u| u.id == m.id));
             self.sync_index(&pending).await;
             written.map(|()| results)
         })

@@ -357,6 +357,10 @@ pub trait MemoryStore: IntegrityStore + Send + Sync + 'static {
     /// (the partial unique index is the last line of defence).
     async fn insert(&self, memory: &Memory) -> Result<Inserted, StoreError>;
 
+    /// Insert `memories` (active, index pending) in one transaction: all or none. Only rows
+    /// that state no fact (no entity and attribute pair): nothing is superseded here.
+    async fn insert_many(&self, memories: &[Memory]) -> Result<(), StoreError>;
+
     /// Apply a dedup merge to an existing row; returns the updated row, or `None` if it is no
     /// longer active.
     async fn merge(&self, update: &MergeUpdate) -> Result<Option<Memory>, StoreError>;

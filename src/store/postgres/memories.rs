@@ -118,6 +118,17 @@ impl MemoryStore for PostgresStore {
         })
     }
 
+    async fn insert_many(&self, memories: &[Memory]) -> Result<(), StoreError> {
+        if memories.is_empty() {
+            return Ok(());
+        }
+        let mut tx = self.pool.begin().await?;
+        let rows: Vec<&Memory> = memories.iter().collect();
+        insert_rows(&mut tx, &self.signer, &rows).await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
     async fn merge(&self, update: &MergeUpdate) -> Result<Option<Memory>, StoreError> {
         let (content, embedding) = match &update.replace_content {
             Some((content, embedding)) => (Some(content.as_str()), Some(embedding.as_slice())),

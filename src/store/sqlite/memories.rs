@@ -94,6 +94,17 @@ impl MemoryStore for SqliteStore {
         })
     }
 
+    async fn insert_many(&self, memories: &[Memory]) -> Result<(), StoreError> {
+        if memories.is_empty() {
+            return Ok(());
+        }
+        let mut tx = self.writer.begin_with("BEGIN IMMEDIATE").await?;
+        let rows: Vec<&Memory> = memories.iter().collect();
+        insert_rows(&mut tx, &self.signer, &rows).await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
     async fn merge(&self, update: &MergeUpdate) -> Result<Option<Memory>, StoreError> {
         let mut tx = self.writer.begin_with("BEGIN IMMEDIATE").await?;
         let (content, embedding) = match &update.replace_content {
