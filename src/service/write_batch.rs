@@ -1,7 +1,8 @@
 //! Several writes at once (`memory_write_batch`, an import's `--mode write`): each goes
 //! through the single write's rules (screen, triage, contradiction, importance gate, dedup,
 //! supersede), in order, and the batch pays once for what can be shared: one embedding call
-//! for every text, and one index update and one turn of the scope's locks per scope.
+//! for every text, and one index update, one turn of the scope's locks and (for its new
+//! rows) one store transaction per scope.
 //!
 //! Every write is checked before any is stored: one that is invalid or refused by the
 //! screen refuses the batch, named by its place (`memories[3]`), and nothing is written.
