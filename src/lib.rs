@@ -16,6 +16,7 @@ pub mod mcp;
 pub mod metrics;
 pub mod operations;
 pub mod origin;
+pub mod revision;
 pub mod screening;
 pub mod secret;
 pub mod service;

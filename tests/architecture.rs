@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 const FLOORS: &[&[&str]] = &[
     &["domain", "secret", "origin", "metrics", "telemetry"],
     &["lexical", "lock", "auth", "screening", "signing"],
-    &["store", "embed", "index"],
+    &["store", "embed", "index", "revision"],
     &["distill"],
     &["configuration"],
     &["service"],

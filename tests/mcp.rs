@@ -133,6 +133,8 @@ async fn exercise_tools(client: &common::Client) {
     .await;
     assert_eq!(found["memories"][0]["id"], results[1]["memory_id"]);
 
+    revisions_say_what_they_did(client).await;
+
     let forgotten = call_ok(client, "memory_forget", json!({"memory_id": id})).await;
     assert_eq!(forgotten["forgotten"], 1);
     assert_eq!(forgotten["ids"], json!([id]));
@@ -143,6 +145,113 @@ async fn exercise_tools(client: &common::Client) {
     )
     .await;
     assert_eq!(found["memories"], json!([]));
+}
+
+/// A changed value or a "not" retires the older memory (kept, deprecated by the newer); a
+/// restatement merges; a look-alike that is also true is stored beside it, and the result says
+/// which, naming the memory it compared with.
+async fn revisions_say_what_they_did(client: &common::Client) {
+    let write = |content: &str, namespace: &str, occurred: &str| {
+        json!({"content": content, "namespace": namespace, "memory_type": "semantic",
+               "occurred_at": occurred})
+    };
+    let pairs = [
+        (
+            "The weekly report goes out on Mondays",
+            "The weekly report goes out on Wednesdays",
+            "update:value",
+        ),
+        (
+            "The user is allergic to penicillin",
+            "The user is not allergic to penicillin",
+            "update:polarity",
+        ),
+        (
+            "用户的直属领导是刘洋",
+            "用户的直属领导是陈静",
+            "update:value",
+        ),
+    ];
+    for (i, (older, newer, reason)) in pairs.into_iter().enumerate() {
+        let namespace = format!("mcp-revise-{i}");
+        let first = call_ok(
+            client,
+            "memory_write",
+            write(older, &namespace, "2024-05-01T09:00:00Z"),
+        )
+        .await;
+        let second = call_ok(
+            client,
+            "memory_write",
+            write(newer, &namespace, "2024-05-04T09:00:00Z"),
+        )
+        .await;
+        assert_eq!(second["status"], "stored", "{second}");
+        assert_eq!(second["reason"], reason, "{second}");
+        assert_eq!(
+            second["superseded"],
+            json!([first["memory_id"]]),
+            "{second}"
+        );
+        let found = call_ok(
+            client,
+            "memory_search",
+            json!({"query": older, "namespace": namespace}),
+        )
+        .await;
+        let ids: Vec<&Value> = found["memories"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| &m["id"])
+            .collect();
+        assert_eq!(
+            ids,
+            [&second["memory_id"]],
+            "only the newer is found: {found}"
+        );
+        let all = call_ok(
+            client,
+            "memory_search",
+            json!({"query": older, "namespace": namespace, "include_deprecated": true}),
+        )
+        .await;
+        let retired = all["memories"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["id"] == first["memory_id"])
+            .unwrap_or_else(|| panic!("the older is kept: {all}"));
+        assert_eq!(retired["status"], "deprecated");
+        assert_eq!(retired["deprecated_by"], second["memory_id"]);
+    }
+
+    let first = call_ok(
+        client,
+        "memory_write",
+        write("Ana's mentor is Raj", "mcp-apart", "2024-05-01T09:00:00Z"),
+    )
+    .await;
+    let other = call_ok(
+        client,
+        "memory_write",
+        write("Ben's mentor is Raj", "mcp-apart", "2024-05-02T09:00:00Z"),
+    )
+    .await;
+    assert_eq!(other["status"], "stored", "{other}");
+    assert_eq!(other["superseded"], json!([]), "{other}");
+    if other.get("look_alike").is_some() {
+        assert_eq!(other["look_alike"], first["memory_id"]);
+        assert_eq!(other["reason"], "distinct:other_subject");
+    }
+    let again = call_ok(
+        client,
+        "memory_write",
+        write("ana's mentor is Raj.", "mcp-apart", "2024-05-03T09:00:00Z"),
+    )
+    .await;
+    assert_eq!(again["status"], "merged", "{again}");
+    assert_eq!(again["duplicate_of"], first["memory_id"]);
 }
 
 #[tokio::test]

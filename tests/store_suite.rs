@@ -255,6 +255,85 @@ pub async fn an_older_fact_arriving_late_is_stored_superseded(store: &dyn Databa
     assert_eq!(active_ids(store, "user", "city").await, vec![latest.id]);
 }
 
+/// `insert_revising`: the rows a write updates (found by the revision rules, no key needed)
+/// are retired by it in the insert's transaction when they happened no later, re-signed; one
+/// that happened later retires the new row instead; a row no longer active is left alone.
+pub async fn insert_revising_retires_what_it_updates_in_time_order(store: &dyn Database) {
+    let now = Utc::now();
+    let mut monday = memory(
+        "default",
+        MemoryType::Semantic,
+        "The report goes out on Mondays",
+    );
+    monday.occurred_at = now - Duration::days(10);
+    let mut friday = memory(
+        "default",
+        MemoryType::Semantic,
+        "The report goes out on Fridays",
+    );
+    friday.occurred_at = now - Duration::days(20);
+    friday.status = Status::Forgotten;
+    store.insert(&monday).await.unwrap();
+    store.insert(&friday).await.unwrap();
+
+    let mut wednesday = memory(
+        "default",
+        MemoryType::Semantic,
+        "The report goes out on Wednesdays",
+    );
+    wednesday.occurred_at = now - Duration::days(5);
+    let inserted = store
+        .insert_revising(&wednesday, &[monday.id, friday.id])
+        .await
+        .unwrap();
+    assert_eq!(
+        inserted.superseded.len(),
+        1,
+        "only the active row is retired"
+    );
+    let retired = &inserted.superseded[0];
+    assert_eq!(
+        (retired.id, retired.status),
+        (monday.id, Status::Deprecated)
+    );
+    assert_eq!(retired.deprecated_by, Some(wednesday.id));
+    assert_eq!(inserted.superseded_by, None);
+    let row = store.get(monday.id).await.unwrap().unwrap();
+    assert_eq!(row.status, Status::Deprecated);
+    assert_eq!(row.signature, retired.signature, "re-signed as it now is");
+    assert_eq!(
+        store.get(friday.id).await.unwrap().unwrap().status,
+        Status::Forgotten
+    );
+    assert_eq!(
+        store.get(wednesday.id).await.unwrap().unwrap().status,
+        Status::Active
+    );
+
+    // Written late: it happened before the row it would update, which stays.
+    let mut tuesday = memory(
+        "default",
+        MemoryType::Semantic,
+        "The report goes out on Tuesdays",
+    );
+    tuesday.occurred_at = now - Duration::days(7);
+    let inserted = store
+        .insert_revising(&tuesday, &[wednesday.id])
+        .await
+        .unwrap();
+    assert!(inserted.superseded.is_empty());
+    assert_eq!(inserted.superseded_by, Some(wednesday.id));
+    let row = store.get(tuesday.id).await.unwrap().unwrap();
+    assert_eq!(
+        (row.status, row.deprecated_by),
+        (Status::Deprecated, Some(wednesday.id))
+    );
+    assert_eq!(
+        store.get(wednesday.id).await.unwrap().unwrap().status,
+        Status::Active
+    );
+}
+
 /// Other keys and other namespaces are untouched by a supersede; an unkeyed memory never
 /// supersedes anything.
 pub async fn supersede_is_scoped_to_one_fact_key(store: &dyn Database) {
@@ -1429,6 +1508,7 @@ macro_rules! store_suite {
                 supersede_deprecates_in_the_same_transaction,
                 list_filters_and_pages_newest_first,
                 an_older_fact_arriving_late_is_stored_superseded,
+                insert_revising_retires_what_it_updates_in_time_order,
                 supersede_is_scoped_to_one_fact_key,
                 concurrent_writers_of_one_fact_queue,
                 lexical_search_matches_words_and_chinese,

@@ -27,6 +27,7 @@ pub mod locomo;
 pub mod retrieval_eval;
 pub mod screening_eval;
 pub mod transfer;
+pub mod updates_eval;
 
 /// Deterministic pseudo-random unit vectors keyed by the text.
 pub struct RandomEmbedder {
@@ -42,7 +43,7 @@ impl RandomEmbedder {
         }
     }
 
-    /// The text's vector; a text `… near-duplicate of: X` lies near X's vector (see
+    /// The text's vector; a text `≈ X` lies near X's vector (see
     /// `near_duplicate`).
     pub fn vector(&self, text: &str) -> Vec<f32> {
         match text.split_once(NEAR_DUPLICATE_OF) {
@@ -90,13 +91,17 @@ impl RandomEmbedder {
 /// The `i`th synthetic memory's text.
 fn synthetic_text(i: usize, in_flight: usize) -> String {
     match planted_base(i, in_flight) {
-        Some(j) => format!("write {i}{NEAR_DUPLICATE_OF}synthetic memory number {j}"),
+        Some(j) => format!("{NEAR_DUPLICATE_OF}synthetic memory number {j}"),
         None => format!("synthetic memory number {i}"),
     }
 }
 
-/// Marks a synthetic text that re-says an earlier one (`RandomEmbedder::vector`).
-const NEAR_DUPLICATE_OF: &str = " near-duplicate of: ";
+/// Marks a synthetic text that re-says an earlier one (`RandomEmbedder::vector`). A mark, not
+/// words: the revision rules read "≈ synthetic memory number 7" as a restatement of
+/// "synthetic memory number 7" (merged), as they would "The user prefers dark mode." of "the
+/// user prefers dark mode"; with words added they would read another statement (kept apart).
+/// Each base is re-said once (`planted_base`), so the texts need not differ otherwise.
+const NEAR_DUPLICATE_OF: &str = "≈ ";
 
 /// Every `PLANT_EVERY`th synthetic write re-says an earlier memory of its scope in other words
 /// (a near-duplicate vector), so the load measures whether dedup finds what it should merge.
@@ -770,9 +775,9 @@ mod tests {
     #[test]
     fn a_near_duplicate_lies_between_the_dedup_threshold_and_a_repeat() {
         let embedder = RandomEmbedder::new(512);
-        let base = embedder.vector("synthetic memory number 7");
         for i in 0..200 {
-            let text = format!("write {i}{NEAR_DUPLICATE_OF}synthetic memory number 7");
+            let base = embedder.vector(&format!("synthetic memory number {i}"));
+            let text = format!("{NEAR_DUPLICATE_OF}synthetic memory number {i}");
             let near = embedder.vector(&text);
             let cos = crate::embed::cosine(&base, &near);
             assert!((0.929..=0.971).contains(&cos), "{text}: cosine {cos}");

@@ -20,7 +20,7 @@ use super::locomo::Conversation;
 use crate::configuration::SearchArms;
 use crate::embed::Embedder;
 use crate::index::{EdgeIndex, HnswParams, VectorIndex};
-use crate::service::{MemoryService, Rules, SearchHit, SearchRequest, WriteRequest};
+use crate::service::{MemoryService, Rules, SearchHit, SearchRequest, WriteRequest, WriteStatus};
 use crate::store::{MemoryStore, SqliteStore};
 
 const CATEGORIES: [(u8, &str); 4] = [
@@ -55,6 +55,11 @@ pub struct RetrievalReport {
     pub skipped_turns: usize,
     /// Of those, turns some question (categories 1–4) names as its evidence.
     pub skipped_evidence_turns: usize,
+    /// Turns a later turn updated (`revision`: the same statement with another value or
+    /// polarity), so retired from a default search.
+    pub retired_turns: usize,
+    /// Of those, turns some question names as its evidence.
+    pub retired_evidence_turns: usize,
     pub overall: Scores,
     pub per_category: BTreeMap<&'static str, Scores>,
     pub load_seconds: f64,
@@ -180,6 +185,10 @@ pub async fn retrieval_eval(
     let mut memories = HashSet::new();
     let mut loaded = 0;
     let (mut skipped_turns, mut skipped_evidence_turns) = (0, 0);
+    let (mut retired_turns, mut retired_evidence_turns) = (0, 0);
+    // Each stored turn's memory, for the turns a later one retired.
+    let mut turn_of: std::collections::HashMap<crate::domain::MemoryId, &str> =
+        std::collections::HashMap::new();
     for conversation in conversations {
         let evidence: HashSet<&str> = conversation
             .questions
@@ -198,11 +207,25 @@ pub async fn retrieval_eval(
                     ..WriteRequest::default()
                 })
                 .await?;
-            if written.status == crate::service::WriteStatus::Skipped {
+            if written.status == WriteStatus::Skipped {
                 skipped_turns += 1;
                 if evidence.contains(turn.dia_id.as_str()) {
                     skipped_evidence_turns += 1;
                 }
+            }
+            // The turns a later one retired: those this one updated, or this one itself when
+            // a later one (written earlier) holds.
+            let retired = written
+                .superseded
+                .iter()
+                .filter_map(|id| turn_of.get(id).copied())
+                .chain(written.superseded_by.map(|_| turn.dia_id.as_str()));
+            for dia_id in retired {
+                retired_turns += 1;
+                retired_evidence_turns += usize::from(evidence.contains(dia_id));
+            }
+            if let (Some(id), WriteStatus::Stored) = (written.memory_id, written.status) {
+                turn_of.insert(id, turn.dia_id.as_str());
             }
             memories.extend(written.memory_id);
             loaded += 1;
@@ -270,6 +293,8 @@ pub async fn retrieval_eval(
             memories: memories.len(),
             skipped_turns,
             skipped_evidence_turns,
+            retired_turns,
+            retired_evidence_turns,
             overall: overall.scores(),
             per_category: CATEGORIES
                 .iter()

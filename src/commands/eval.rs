@@ -1,4 +1,4 @@
-//! `hindsight eval distill|retrieval`: quality evaluations on real data, printed as JSON
+//! `hindsight eval distill|retrieval|screening|updates`: quality evaluations on real data, printed as JSON
 //! (benchmarks of what the system produces, not of its speed).
 
 use clap::Subcommand;
@@ -38,6 +38,20 @@ pub enum EvalCommand {
         /// Only the first N conversations (a quick run).
         #[arg(long)]
         conversations: Option<usize>,
+    },
+    /// Write labelled pairs of memories (an older sentence, then a newer one: a changed
+    /// value, a negation, a keyed fact, a restatement, a look-alike that is also true) through
+    /// the write path with the configured embedder, and report per class whether the newer
+    /// one was decided right (update, merge, or kept beside), came first in a search, retired
+    /// the older, and how many writes were lost. One JSON object.
+    Updates {
+        /// Pairs as JSON Lines (default: the set shipped with hindsight,
+        /// src/bench/update_pairs.jsonl).
+        #[arg(long)]
+        pairs: Option<std::path::PathBuf>,
+        /// Only pairs of these classes (comma-separated).
+        #[arg(long, value_delimiter = ',')]
+        classes: Option<Vec<String>>,
     },
 }
 
@@ -97,7 +111,42 @@ pub async fn run(settings: Settings, command: EvalCommand) -> anyhow::Result<()>
             fusion,
             conversations,
         } => retrieval(settings, &locomo, &arms, fusion, conversations, &reporter).await,
+        EvalCommand::Updates { pairs, classes } => {
+            updates(settings, pairs.as_deref(), classes, &reporter).await
+        }
     }
+}
+
+async fn updates(
+    settings: Settings,
+    pairs: Option<&std::path::Path>,
+    classes: Option<Vec<String>>,
+    reporter: &super::progress::Reporter,
+) -> anyhow::Result<()> {
+    use hindsight::bench::updates_eval;
+    let text = match pairs {
+        Some(path) => std::fs::read_to_string(path)
+            .map_err(|e| anyhow::anyhow!("reading {}: {e}", path.display()))?,
+        None => updates_eval::PAIRS.to_owned(),
+    };
+    let mut pairs = updates_eval::load(&text).map_err(|e| anyhow::anyhow!("{e}"))?;
+    if let Some(classes) = classes {
+        pairs.retain(|p| classes.contains(&p.class));
+    }
+    let embedder = startup::embedder(&settings).await?;
+    let scratch = tempfile::tempdir()?;
+    let report = updates_eval::updates_eval(
+        &pairs,
+        scratch.path(),
+        embedder,
+        &hindsight::service::Rules::from(&settings),
+        &|phase, done, total| reporter.tick(phase, done, total),
+    )
+    .await
+    .map_err(|e| anyhow::anyhow!("{e}"))?;
+    reporter.finish();
+    println!("{}", serde_json::to_string(&report)?);
+    Ok(())
 }
 
 async fn distill(

@@ -79,6 +79,10 @@ pub struct Calibration {
     /// `eval distill`: cosine at which a candidate states a reference fact (calibrated on the
     /// labelled pairs of `bench/coverage_pairs.json`).
     pub fact_min_cosine: f32,
+    /// The write path: cosine above which an active memory is read against a write by the
+    /// revision rules (`revision::compare`), which may find the write updates it. Below the
+    /// dedup threshold: "The user lives in Porto" after "... in Madrid" is no near-duplicate.
+    pub revision_min_cosine: f32,
 }
 
 pub fn calibration(embedder_id: &str) -> Calibration {
@@ -95,6 +99,9 @@ pub fn calibration(embedder_id: &str) -> Calibration {
             // Precision first on the labelled pairs: 0.94 at a recall of 0.79 (the best F1,
             // 0.895, is at 0.25).
             fact_min_cosine: 0.35,
+            // A word changed in a three-word sentence scores 0.38-0.46 (`eval updates`),
+            // unrelated sentences ~0.1.
+            revision_min_cosine: 0.35,
         }
     } else if embedder_id.starts_with("local:") {
         // Measured with all-MiniLM-L6-v2 (`hindsight eval distill`, README): at 0.75 a
@@ -105,6 +112,9 @@ pub fn calibration(embedder_id: &str) -> Calibration {
             grounding: DENSE_GROUNDING,
             // The labelled pairs' best F1 (0.947); at 0.55 precision was 0.73, recall 1.0.
             fact_min_cosine: 0.67,
+            // A name or place swapped in a short sentence scores 0.44-0.59 (`eval updates`),
+            // unrelated English sentences below 0.26.
+            revision_min_cosine: 0.4,
         }
     } else {
         // An endpoint's model, not measured here: the dense defaults, a little looser
@@ -114,6 +124,7 @@ pub fn calibration(embedder_id: &str) -> Calibration {
             lexical_weight: 0.5,
             grounding: DENSE_GROUNDING,
             fact_min_cosine: 0.67,
+            revision_min_cosine: 0.4,
         }
     }
 }

@@ -20,8 +20,10 @@ pub fn instructions(rules: &Rules) -> String {
          a property that can change, e.g. entity \"user\", attribute \"preferred_language\"), \
          something that happened (episodic), or scratch context for the current task (working, \
          expires after {ttl} h). Write one self-contained statement per memory; importance \
-         below {floor} is not stored. Near-duplicates are merged automatically. Use \
-         memory_forget when the user asks you to forget something.",
+         below {floor} is not stored. A restatement is merged into the memory it repeats; a \
+         correction (the same statement with another value, or a \"not\") retires the older \
+         memory, which stays in the history. Use memory_forget when the user asks you to \
+         forget something.",
         ttl = n(rules.working_ttl_hours),
         floor = n(rules.min_importance),
     )
@@ -30,13 +32,19 @@ pub fn instructions(rules: &Rules) -> String {
 pub fn memory_write(rules: &Rules) -> String {
     format!(
         "Store a memory. Returns {{status: stored|merged|skipped, memory_id, reason, \
-         duplicate_of, superseded, superseded_by}}. Importance below {floor} is skipped; a \
-         near-duplicate (cosine above {dedup}) of an active memory of the same namespace and \
-         type is merged into it; a memory with the same entity and attribute as an active one \
-         supersedes (deprecates) the older one — unless the active one happened later \
-         (occurred_at), when the new one is kept as superseded by it. Working memories expire \
-         after {ttl} h unless ttl_days says otherwise. Set occurred_at when writing down \
-         something that happened earlier.",
+         duplicate_of, superseded, superseded_by, look_alike}}. Importance below {floor} is \
+         skipped. Compared with the active memories of the same namespace and type that look \
+         like it: a restatement (cosine above {dedup}, or the same words) is merged into it \
+         (reason duplicate); the same statement with another value or polarity (\"goes out on \
+         Wednesdays\" after \"on Mondays\", \"is not allergic\" after \"is allergic\") \
+         supersedes (deprecates) the older one (reason update:value / update:polarity, the \
+         older in superseded); another subject, an added detail, another value of something \
+         that has several, or another event is stored beside it (reason distinct:…, \
+         look_alike). A memory with the same entity and attribute as an active one supersedes \
+         it unless it repeats it exactly (reason update:fact). Whichever happened later \
+         (occurred_at) stays active: an older one is kept as superseded (superseded_by). \
+         Working memories expire after {ttl} h unless ttl_days says otherwise. Set \
+         occurred_at when writing down something that happened earlier.",
         floor = n(rules.min_importance),
         dedup = n(rules.dedup_threshold),
         ttl = n(rules.working_ttl_hours),

@@ -164,6 +164,7 @@ impl LocalOperations {
             superseded_by: None,
             redacted: vec![],
             quarantine_id: Some(item.id),
+            look_alike: None,
         })
     }
 

@@ -35,14 +35,20 @@ pub struct WriteResult {
     pub status: WriteStatus,
     /// The memory that now holds this content (absent when skipped).
     pub memory_id: Option<MemoryId>,
-    /// Why it was skipped or merged, e.g. `low_importance`, `duplicate`.
+    /// Why it was skipped, merged or stored as it was: `low_importance`, `duplicate` (merged
+    /// into a restatement), `update:value` / `update:polarity` / `update:tense` (it retired
+    /// the look-alikes in `superseded`, which said the same thing with another value or the
+    /// other way round), `update:fact` (a new version of its entity and attribute),
+    /// `newer_fact_holds` (something that happened later holds: stored retired),
+    /// `distinct:…` (stored beside `look_alike`).
     pub reason: Option<String>,
     /// The existing memory this write was merged into.
     pub duplicate_of: Option<MemoryId>,
-    /// Older memories about the same entity and attribute, now deprecated by this one.
+    /// Older memories this one updates (the same entity and attribute, or a look-alike stating
+    /// the same thing with another value or polarity), now deprecated by it.
     pub superseded: Vec<MemoryId>,
-    /// The memory about the same entity and attribute that happened after this one (history
-    /// written out of order): this one was stored as already superseded by it
+    /// The memory it updates that happened after this one (history written out of order):
+    /// this one was stored as already superseded by it
     /// (`reason: newer_fact_holds`).
     pub superseded_by: Option<MemoryId>,
     /// The write screen's rules whose secrets were replaced by `[redacted:<rule>]` in what was
@@ -52,6 +58,24 @@ pub struct WriteResult {
     /// Held for review (`status: quarantined`): the id reviewers approve or reject it by.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quarantine_id: Option<uuid::Uuid>,
+    /// Stored beside a near-duplicate it was not merged into, because it says something else
+    /// (`reason`: `distinct:…`, e.g. `distinct:other_subject`): that memory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub look_alike: Option<MemoryId>,
+}
+
+impl WriteResult {
+    /// A stored write's near-duplicate that it was not merged into (`Relation` says why), when
+    /// nothing else (an update, a newer fact) already gives the reason.
+    pub(crate) fn note_look_alike(
+        &mut self,
+        look_alike: Option<(MemoryId, crate::revision::Relation)>,
+    ) {
+        if let (None, Some((id, relation))) = (&self.reason, look_alike) {
+            self.reason = Some(relation.as_str().to_owned());
+            self.look_alike = Some(id);
+        }
+    }
 }
 
 /// `memory_write_batch`'s result.

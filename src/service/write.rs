@@ -9,8 +9,9 @@ use super::{MemoryService, ServiceError, WriteResult, WriteStatus};
 use crate::domain::{
     Content, FactKey, Importance, Memory, MemoryId, MemoryType, NewMemory, Status,
 };
-use crate::embed::cosine;
+use crate::embed::{calibration, cosine};
 use crate::index::{Hit, IndexQuery};
+use crate::revision::{self, Relation};
 use crate::screening::{ContradictionAction, Verdict};
 use crate::store::MergeUpdate;
 
@@ -70,6 +71,19 @@ impl Said {
         result.redacted = self.redacted;
         result
     }
+}
+
+/// What a write does about the active memories that look like it (`MemoryService::decide`).
+enum Decision {
+    /// It says what this one says: merged into it.
+    Merge(Memory),
+    /// Stored as a new row, retiring `replaces` (the look-alikes it updates).
+    Store {
+        replaces: Vec<MemoryId>,
+        /// The most similar memory above the dedup threshold that it did not merge into, and
+        /// why: for its result.
+        look_alike: Option<(MemoryId, Relation)>,
+    },
 }
 
 /// A write applied to the store, and the rows it changed, whose index update is the caller's.
@@ -308,6 +322,7 @@ impl MemoryService {
             superseded_by: None,
             redacted: vec![],
             quarantine_id: None,
+            look_alike: None,
         })
     }
 
@@ -352,30 +367,40 @@ impl MemoryService {
         probed: Option<Vec<Hit>>,
         unstored: Option<&mut Vec<Memory>>,
     ) -> Result<Applied, ServiceError> {
-        match self
-            .find_duplicate(&valid, &embedding, pending, probed)
-            .await?
-        {
-            Some(existing) => {
+        match self.decide(&valid, &embedding, pending, probed).await? {
+            Decision::Merge(existing) => {
                 if let Some(unstored) = unstored {
                     self.store_unstored(unstored).await?;
                 }
                 self.merge_into(existing, valid, embedding).await
             }
-            None => match unstored {
+            Decision::Store {
+                replaces,
+                look_alike,
+            } => match unstored {
                 Some(unstored)
-                    if FactKey::of(valid.entity.as_deref(), valid.attribute.as_deref())
-                        .is_none() =>
+                    if replaces.is_empty()
+                        && FactKey::of(valid.entity.as_deref(), valid.attribute.as_deref())
+                            .is_none() =>
                 {
                     let memory = self.new_memory(&valid, &embedding);
                     unstored.push(memory.clone());
-                    let result = stored_result(memory.id, None, vec![]);
+                    let mut result = stored_result(memory.id, None, vec![]);
+                    result.note_look_alike(look_alike);
                     Ok(Applied {
                         result,
                         changed: vec![memory],
                     })
                 }
-                _ => self.insert_new(&valid, &embedding).await,
+                unstored => {
+                    // A row it updates may be one the batch holds back: stored first.
+                    if let Some(unstored) = unstored {
+                        self.store_unstored(unstored).await?;
+                    }
+                    let mut applied = self.insert_new(&valid, &embedding, &replaces).await?;
+                    applied.result.note_look_alike(look_alike);
+                    Ok(applied)
+                }
             },
         }
     }
@@ -390,41 +415,49 @@ impl MemoryService {
         Ok(())
     }
 
-    /// The most similar active memory of the same namespace and type above the dedup threshold,
-    /// unless it is a different (entity, attribute) fact. An exact repeat is looked up in the
-    /// store first: the vector index's walk is approximate and misses a few stored points
-    /// outright (`PROBE_EF`), a repeat's own among them; the store's index does not.
-    /// `pending` rows are not in the vector index yet: they are compared here.
-    async fn find_duplicate(
+    /// What a write does about the active memories of its namespace and type that look like it
+    /// (`Decision`). An exact repeat is looked up in the store first: the vector index's walk
+    /// is approximate and misses a few stored points outright (`PROBE_EF`), a repeat's own
+    /// among them; the store's index does not. Then the index's nearest few above the
+    /// embedder's revision floor (`embed::calibration`), each read against the write by the
+    /// revision rules (`revision::compare`):
+    /// - a restatement, or a rewording naming the same values, above the dedup threshold is
+    ///   merged into (the most similar one);
+    /// - an update is retired by the write (or retires it, if it happened later);
+    /// - anything else stays beside it.
+    ///
+    /// A keyed fact (entity + attribute) merges only into an exact repeat of the same key: with
+    /// other content it supersedes its key's active row (the store does that), and it never
+    /// merges into another key's fact. `pending` rows are not in the vector index yet: they
+    /// are compared here.
+    async fn decide(
         &self,
         valid: &ValidWrite,
         embedding: &[f32],
         pending: &[Memory],
         probed: Option<Vec<Hit>>,
-    ) -> Result<Option<Memory>, ServiceError> {
+    ) -> Result<Decision, ServiceError> {
         let threshold = self.rules.dedup_threshold;
         let key = FactKey::of(valid.entity.as_deref(), valid.attribute.as_deref());
-        // The one rule for both: above the threshold (at 1.0 nothing merges, a repeat
-        // included), and not another (entity, attribute) fact.
-        let merges = |sim: f64, m: &Memory| sim > threshold && FactKey::may_merge(key.as_ref(), m);
+        let content = valid.content.as_str();
         let now = Utc::now();
         let repeat = self
             .store
-            .active_repeats(
-                valid.namespace.as_str(),
-                valid.memory_type,
-                valid.content.as_str(),
-            )
+            .active_repeats(valid.namespace.as_str(), valid.memory_type, content)
             .await?
             .into_iter()
             .find(|m| {
-                !m.is_expired_at(now) && merges(f64::from(cosine(&m.embedding, embedding)), m)
+                // At 1.0 nothing merges, a repeat included.
+                !m.is_expired_at(now)
+                    && f64::from(cosine(&m.embedding, embedding)) > threshold
+                    && FactKey::may_merge(key.as_ref(), m)
             });
-        if repeat.is_some() {
-            return Ok(repeat);
+        if let Some(repeat) = repeat {
+            return Ok(Decision::Merge(repeat));
         }
         let (namespace, memory_type) = (valid.namespace.as_str(), valid.memory_type);
-        let floor = threshold - 0.01;
+        let revision_floor = f64::from(calibration(self.embedder.id()).revision_min_cosine);
+        let floor = (threshold - 0.01).min(revision_floor);
         let mut neighbours = match probed {
             Some(hits) => {
                 self.neighbours_among(hits, namespace, memory_type, embedding, floor)
@@ -448,14 +481,39 @@ impl MemoryService {
                             && m.namespace == valid.namespace.as_str()
                             && m.memory_type == valid.memory_type
                     })
-                    .map(|m| (f64::from(cosine(&m.embedding, embedding)), m.clone())),
+                    .map(|m| (f64::from(cosine(&m.embedding, embedding)), m.clone()))
+                    .filter(|(sim, _)| *sim > floor),
             );
             neighbours.sort_by(|a, b| b.0.total_cmp(&a.0));
         }
-        Ok(neighbours
-            .into_iter()
-            .find(|(sim, m)| merges(*sim, m))
-            .map(|(_, m)| m))
+        let mut replaces = Vec::new();
+        let mut look_alike = None;
+        for (sim, m) in neighbours {
+            let existing_key = FactKey::of(m.entity.as_deref(), m.attribute.as_deref());
+            if key.is_some() && existing_key.is_some() {
+                // Two facts: the same key's versions are the store's to supersede (an exact
+                // repeat merged above); another key's fact is another fact.
+                continue;
+            }
+            let relation = revision::compare(&m.content, content);
+            if let Relation::Update(_) = relation {
+                replaces.push(m.id);
+            } else if relation.may_merge() {
+                // A keyed write keeps its key: it is not folded into a row without one. The
+                // same words but for function words merge below the threshold too; a
+                // rewording only above it.
+                let restated = relation == Relation::Restatement && threshold < 1.0;
+                if key.is_none() && (sim > threshold || restated) {
+                    return Ok(Decision::Merge(m));
+                }
+            } else if sim > threshold && look_alike.is_none() {
+                look_alike = Some((m.id, relation));
+            }
+        }
+        Ok(Decision::Store {
+            replaces,
+            look_alike,
+        })
     }
 
     /// Active, unexpired memories of `namespace` and `memory_type` near `vector`, with their
@@ -544,7 +602,7 @@ impl MemoryService {
         };
         let Some(merged) = self.store.merge(&update).await? else {
             // The duplicate stopped being active between the check and the merge.
-            return self.insert_new(&valid, &embedding).await;
+            return self.insert_new(&valid, &embedding, &[]).await;
         };
         tracing::debug!(memory_id = %existing.id, "write merged into near-duplicate");
         let changed = if replace { vec![merged] } else { vec![] };
@@ -557,6 +615,7 @@ impl MemoryService {
             superseded_by: None,
             redacted: vec![],
             quarantine_id: None,
+            look_alike: None,
         };
         Ok(Applied { result, changed })
     }
@@ -583,16 +642,19 @@ impl MemoryService {
         .into_memory()
     }
 
+    /// Store the write as a new row, retiring the look-alikes it updates (`replaces`) and its
+    /// fact's older versions.
     async fn insert_new(
         &self,
         valid: &ValidWrite,
         embedding: &[f32],
+        replaces: &[MemoryId],
     ) -> Result<Applied, ServiceError> {
         let memory = self.new_memory(valid, embedding);
         let now = memory.created_at;
         // The store supersedes the fact's active rows in the insert's own transaction, so
         // concurrent writers of one fact (in any process) queue there instead of racing.
-        let inserted = self.store.insert(&memory).await?;
+        let inserted = self.store.insert_revising(&memory, replaces).await?;
         let superseded_ids: Vec<_> = inserted.superseded.iter().map(|m| m.id).collect();
 
         let stored = memory
@@ -600,7 +662,19 @@ impl MemoryService {
             .deprecated_on_arrival(inserted.superseded_by, now);
         let mut changed = vec![stored];
         changed.extend(inserted.superseded);
-        let result = stored_result(memory.id, inserted.superseded_by, superseded_ids);
+        let mut result = stored_result(memory.id, inserted.superseded_by, superseded_ids);
+        if result.reason.is_none() && !result.superseded.is_empty() {
+            // What made it an update: the revision rules' reading, or the fact's key.
+            result.reason = Some(
+                changed
+                    .iter()
+                    .find(|m| replaces.contains(&m.id))
+                    .map_or("update:fact", |m| {
+                        revision::compare(&m.content, valid.content.as_str()).as_str()
+                    })
+                    .to_owned(),
+            );
+        }
         Ok(Applied { result, changed })
     }
 
@@ -631,5 +705,6 @@ fn stored_result(
         superseded_by,
         redacted: vec![],
         quarantine_id: None,
+        look_alike: None,
     }
 }

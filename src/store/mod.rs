@@ -160,8 +160,8 @@ pub struct MergeUpdate {
 /// What an insert did about the fact its row states.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Inserted {
-    /// Active rows of the same fact that happened no later than the new one, now deprecated by
-    /// it (as they now are).
+    /// Active rows of the same fact (or rows the write updates) that happened no later than the
+    /// new one, now deprecated by it (as they now are).
     pub superseded: Vec<Memory>,
     /// The active row of the same fact that happened after the new one: the new row was stored
     /// deprecated by it.
@@ -355,7 +355,20 @@ pub trait MemoryStore: IntegrityStore + Send + Sync + 'static {
     /// active row happened later (history written out of order), it stays, and the new row is
     /// stored already deprecated by it. `FactConflict` only if that serialisation was bypassed
     /// (the partial unique index is the last line of defence).
-    async fn insert(&self, memory: &Memory) -> Result<Inserted, StoreError>;
+    async fn insert(&self, memory: &Memory) -> Result<Inserted, StoreError> {
+        self.insert_revising(memory, &[]).await
+    }
+
+    /// `insert`, which also updates the rows `replaces` (the look-alikes the write path found
+    /// it updates, `revision`), in the same transaction and by the same rule as a fact's
+    /// versions: those still active that happened no later than it are deprecated by it; if
+    /// one still active happened later, the new row is stored deprecated by that one
+    /// (`superseded_by`). Rows no longer active are left as they are.
+    async fn insert_revising(
+        &self,
+        memory: &Memory,
+        replaces: &[MemoryId],
+    ) -> Result<Inserted, StoreError>;
 
     /// Insert `memories` (active, index pending) in one transaction: all or none. Only rows
     /// that state no fact (no entity and attribute pair): nothing is superseded here.

@@ -63,48 +63,89 @@ impl MemoryStore for PostgresStore {
         }
     }
 
-    async fn insert(&self, memory: &Memory) -> Result<Inserted, StoreError> {
-        let (Some(entity), Some(attribute)) = (&memory.entity, &memory.attribute) else {
-            // Not a fact: nothing to supersede, so one autocommitted statement will do.
+    async fn insert_revising(
+        &self,
+        memory: &Memory,
+        replaces: &[MemoryId],
+    ) -> Result<Inserted, StoreError> {
+        let key = memory.entity.as_ref().zip(memory.attribute.as_ref());
+        if key.is_none() && replaces.is_empty() {
+            // Nothing to supersede, so one autocommitted statement will do.
             insert_row(&self.pool, &self.signer, memory).await?;
             return Ok(Inserted::default());
-        };
+        }
         let mut tx = self.pool.begin().await?;
         let now = ms(memory.created_at.max(memory.updated_at));
-        // Writers of one fact key queue on a transaction-scoped advisory lock: under
-        // READ COMMITTED two writers would otherwise both find no active row and both
-        // insert (the partial unique index would then reject one of them).
-        sqlx::query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))")
-            .bind(fact_lock_key(&memory.namespace, entity, attribute))
-            .execute(&mut *tx)
+        let mut superseded = Vec::new();
+        let mut superseded_by: Option<MemoryId> = None;
+        if let Some((entity, attribute)) = key {
+            // Writers of one fact key queue on a transaction-scoped advisory lock: under
+            // READ COMMITTED two writers would otherwise both find no active row and both
+            // insert (the partial unique index would then reject one of them).
+            sqlx::query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))")
+                .bind(fact_lock_key(&memory.namespace, entity, attribute))
+                .execute(&mut *tx)
+                .await?;
+            let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+                "UPDATE memories SET status = 'deprecated', deprecated_at = $1, \
+                 deprecated_by = $2, updated_at = $1, index_pending = TRUE \
+                 WHERE namespace = $3 AND entity = $4 AND attribute = $5 AND status = 'active' \
+                   AND occurred_at <= $6 \
+                 RETURNING {}",
+                returning_columns(CURRENT_VECTOR)
+            )))
+            .bind(now)
+            .bind(memory.id)
+            .bind(&memory.namespace)
+            .bind(entity)
+            .bind(attribute)
+            .bind(ms(memory.occurred_at))
+            .fetch_all(&mut *tx)
             .await?;
-        let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
-            "UPDATE memories SET status = 'deprecated', deprecated_at = $1, \
-             deprecated_by = $2, updated_at = $1, index_pending = TRUE \
-             WHERE namespace = $3 AND entity = $4 AND attribute = $5 AND status = 'active' \
-               AND occurred_at <= $6 \
-             RETURNING {}",
-            returning_columns(CURRENT_VECTOR)
-        )))
-        .bind(now)
-        .bind(memory.id)
-        .bind(&memory.namespace)
-        .bind(entity)
-        .bind(attribute)
-        .bind(ms(memory.occurred_at))
-        .fetch_all(&mut *tx)
-        .await?;
-        let superseded = rows_to_memories(&rows)?;
+            superseded.extend(rows_to_memories(&rows)?);
+            superseded_by = sqlx::query_scalar(
+                "SELECT id FROM memories \
+                 WHERE namespace = $1 AND entity = $2 AND attribute = $3 AND status = 'active'",
+            )
+            .bind(&memory.namespace)
+            .bind(entity)
+            .bind(attribute)
+            .fetch_optional(&mut *tx)
+            .await?;
+        }
+        if !replaces.is_empty() {
+            // The look-alikes this one updates: those that happened no later are retired by
+            // it; one that happened later (history written out of order) retires it. The
+            // rows are locked first, in id order, so two writers updating one row queue.
+            sqlx::query("SELECT id FROM memories WHERE id = ANY($1) ORDER BY id FOR UPDATE")
+                .bind(replaces)
+                .execute(&mut *tx)
+                .await?;
+            let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+                "UPDATE memories SET status = 'deprecated', deprecated_at = $1, \
+                 deprecated_by = $2, updated_at = $1, index_pending = TRUE \
+                 WHERE id = ANY($3) AND status = 'active' AND occurred_at <= $4 \
+                 RETURNING {}",
+                returning_columns(CURRENT_VECTOR)
+            )))
+            .bind(now)
+            .bind(memory.id)
+            .bind(replaces)
+            .bind(ms(memory.occurred_at))
+            .fetch_all(&mut *tx)
+            .await?;
+            superseded.extend(rows_to_memories(&rows)?);
+            if superseded_by.is_none() {
+                superseded_by = sqlx::query_scalar(
+                    "SELECT id FROM memories WHERE id = ANY($1) AND status = 'active' \
+                     ORDER BY occurred_at DESC LIMIT 1",
+                )
+                .bind(replaces)
+                .fetch_optional(&mut *tx)
+                .await?;
+            }
+        }
         let superseded = sign_rows(&mut tx, &self.signer, RowTable::Memories, superseded).await?;
-        let superseded_by: Option<MemoryId> = sqlx::query_scalar(
-            "SELECT id FROM memories \
-             WHERE namespace = $1 AND entity = $2 AND attribute = $3 AND status = 'active'",
-        )
-        .bind(&memory.namespace)
-        .bind(entity)
-        .bind(attribute)
-        .fetch_optional(&mut *tx)
-        .await?;
         insert_row(
             &mut *tx,
             &self.signer,

@@ -42,45 +42,81 @@ impl MemoryStore for SqliteStore {
         Ok(StoreLock::process_local())
     }
 
-    async fn insert(&self, memory: &Memory) -> Result<Inserted, StoreError> {
-        let (Some(entity), Some(attribute)) = (&memory.entity, &memory.attribute) else {
-            // Not a fact: nothing to supersede, so one autocommitted statement will do.
+    async fn insert_revising(
+        &self,
+        memory: &Memory,
+        replaces: &[MemoryId],
+    ) -> Result<Inserted, StoreError> {
+        let key = memory.entity.as_ref().zip(memory.attribute.as_ref());
+        if key.is_none() && replaces.is_empty() {
+            // Nothing to supersede, so one autocommitted statement will do.
             insert_row(&self.writer, &self.signer, memory).await?;
             return Ok(Inserted::default());
-        };
+        }
         // IMMEDIATE takes the write lock up front: writers queue here, so the supersede below
         // sees every fact committed before it (and no deadlock-prone lock upgrade mid-way).
         let mut tx = self.writer.begin_with("BEGIN IMMEDIATE").await?;
         let now = memory.created_at.max(memory.updated_at);
-        let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
-            "UPDATE memories SET status = 'deprecated', deprecated_at = ?1, \
-             deprecated_by = ?2, updated_at = ?1, index_pending = 1 \
-             WHERE namespace = ?3 AND entity = ?4 AND attribute = ?5 AND status = 'active' \
-               AND occurred_at <= ?6 \
-             RETURNING {COLUMNS}"
-        )))
-        .bind(ms(now))
-        .bind(memory.id.to_string())
-        .bind(&memory.namespace)
-        .bind(entity)
-        .bind(attribute)
-        .bind(ms(memory.occurred_at))
-        .fetch_all(&mut *tx)
-        .await?;
-        let superseded = rows_to_memories(&rows)?;
+        let mut superseded = Vec::new();
+        let mut superseded_by = None;
+        if let Some((entity, attribute)) = key {
+            let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+                "UPDATE memories SET status = 'deprecated', deprecated_at = ?1, \
+                 deprecated_by = ?2, updated_at = ?1, index_pending = 1 \
+                 WHERE namespace = ?3 AND entity = ?4 AND attribute = ?5 AND status = 'active' \
+                   AND occurred_at <= ?6 \
+                 RETURNING {COLUMNS}"
+            )))
+            .bind(ms(now))
+            .bind(memory.id.to_string())
+            .bind(&memory.namespace)
+            .bind(entity)
+            .bind(attribute)
+            .bind(ms(memory.occurred_at))
+            .fetch_all(&mut *tx)
+            .await?;
+            superseded.extend(rows_to_memories(&rows)?);
+            let later: Option<String> = sqlx::query_scalar(
+                "SELECT id FROM memories \
+                 WHERE namespace = ?1 AND entity = ?2 AND attribute = ?3 AND status = 'active'",
+            )
+            .bind(&memory.namespace)
+            .bind(entity)
+            .bind(attribute)
+            .fetch_optional(&mut *tx)
+            .await?;
+            superseded_by = parse_ids(later.into_iter().collect())?.pop();
+        }
+        if !replaces.is_empty() {
+            // The look-alikes this one updates: those that happened no later are retired by
+            // it; one that happened later (history written out of order) retires it.
+            let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+                "UPDATE memories SET status = 'deprecated', deprecated_at = ?1, \
+                 deprecated_by = ?2, updated_at = ?1, index_pending = 1 \
+                 WHERE id IN (SELECT value FROM json_each(?3)) AND status = 'active' \
+                   AND occurred_at <= ?4 \
+                 RETURNING {COLUMNS}"
+            )))
+            .bind(ms(now))
+            .bind(memory.id.to_string())
+            .bind(ids_json(replaces))
+            .bind(ms(memory.occurred_at))
+            .fetch_all(&mut *tx)
+            .await?;
+            superseded.extend(rows_to_memories(&rows)?);
+            if superseded_by.is_none() {
+                let later: Option<String> = sqlx::query_scalar(
+                    "SELECT id FROM memories \
+                     WHERE id IN (SELECT value FROM json_each(?1)) AND status = 'active' \
+                     ORDER BY occurred_at DESC LIMIT 1",
+                )
+                .bind(ids_json(replaces))
+                .fetch_optional(&mut *tx)
+                .await?;
+                superseded_by = parse_ids(later.into_iter().collect())?.pop();
+            }
+        }
         let superseded = sign_rows(&mut tx, &self.signer, RowTable::Memories, superseded).await?;
-        let later: Option<String> = sqlx::query_scalar(
-            "SELECT id FROM memories \
-             WHERE namespace = ?1 AND entity = ?2 AND attribute = ?3 AND status = 'active'",
-        )
-        .bind(&memory.namespace)
-        .bind(entity)
-        .bind(attribute)
-        .fetch_optional(&mut *tx)
-        .await?;
-        let superseded_by = later
-            .map(|id| MemoryId::parse_str(&id).map_err(|e| corrupt(&id, e.to_string())))
-            .transpose()?;
         insert_row(
             &mut *tx,
             &self.signer,
