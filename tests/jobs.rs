@@ -867,6 +867,7 @@ macro_rules! jobs_suite {
         mod $backend {
             use super::*;
             jobs_suite!(@tests $open;
+                a_candidate_that_corrects_a_memory_says_so_before_approval,
                 expire_expires_due_rows_in_batches_and_drops_their_points,
                 archive_takes_cold_rows_out_of_search_and_restore_brings_them_back,
                 archive_workers_move_every_cold_row_exactly_once,

@@ -179,6 +179,57 @@ async fn concurrent_near_duplicates_across_services_are_stored_once() {
     assert!((row.importance - 0.61).abs() < 1e-9, "max importance kept");
 }
 
+/// Two replicas (their own pools, one database, one shared index) take two corrections of
+/// one unkeyed statement at once, round after round: the scope's database lock makes the
+/// second writer read the first's row, so each round ends with exactly one active and the
+/// other retired by it.
+#[tokio::test]
+async fn concurrent_corrections_across_services_leave_one_active() {
+    let db = TestDatabase::create().await;
+    let dir = tempfile::tempdir().unwrap();
+    let index: Arc<dyn VectorIndex> = Arc::new(AsShared(
+        common::open_index(dir.path(), BuiltinEmbedder::new().dimension()).await,
+    ));
+    let services = [
+        Arc::new(service_sharing(&db, index.clone()).await),
+        Arc::new(service_sharing(&db, index.clone()).await),
+    ];
+    for round in 0..6 {
+        let namespace = format!("round-{round}");
+        let tasks: Vec<_> = [
+            "The release train leaves on Tuesdays",
+            "The release train leaves on Thursdays",
+        ]
+        .into_iter()
+        .enumerate()
+        .map(|(i, content)| {
+            let service = services[i].clone();
+            let request = WriteRequest {
+                content: content.into(),
+                namespace: Some(namespace.clone()),
+                occurred_at: Some("2026-11-02T10:00:00Z".into()),
+                ..WriteRequest::default()
+            };
+            tokio::spawn(async move { service.write(&request).await })
+        })
+        .collect();
+        let mut ids = Vec::new();
+        for task in tasks {
+            let result = task.await.unwrap().expect("every write succeeds");
+            assert_eq!(result.status, WriteStatus::Stored, "{result:?}");
+            ids.push(result.memory_id.unwrap());
+        }
+        let rows = services[0].store().get_many(&ids).await.unwrap();
+        let active: Vec<_> = rows.iter().filter(|m| m.status == Status::Active).collect();
+        let retired: Vec<_> = rows
+            .iter()
+            .filter(|m| m.status == Status::Deprecated)
+            .collect();
+        assert_eq!((active.len(), retired.len()), (1, 1), "round {round}");
+        assert_eq!(retired[0].deprecated_by, Some(active[0].id));
+    }
+}
+
 /// `hindsight serve` with `database_url = postgres://…`: memories written over MCP are in
 /// PostgreSQL, survive a restart, and `hindsight migrate` / `stats` work against it.
 #[tokio::test]

@@ -420,7 +420,8 @@ impl Operations for LocalOperations {
             .candidate(id)
             .await?
             .ok_or(ReviewError::NotFound(id))?;
-        Ok(review::detail(self.db.as_ref(), candidate).await?)
+        let service = self.service().await?;
+        Ok(review::detail(self.db.as_ref(), Some(service.as_ref()), candidate).await?)
     }
 
     async fn approve(

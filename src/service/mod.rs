@@ -38,6 +38,7 @@ pub use responses::{
     ForgetResult, SearchHit, SearchResult, WriteBatchResult, WriteResult, WriteStatus,
 };
 pub(crate) use write::probe_query;
+pub use write::{Preview, Retired};
 pub use write_batch::{BatchWrite, MAX_BATCH};
 
 #[derive(Debug, thiserror::Error)]

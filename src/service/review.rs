@@ -80,29 +80,12 @@ pub async fn approve(
     let reviewer = bounded("reviewer", approval.reviewer.as_deref())?;
     let candidate = pending(db, id).await?;
     let importance = approval.importance.unwrap_or(DEFAULT_IMPORTANCE);
-    let request = WriteRequest {
-        content: approval
-            .content
-            .clone()
-            .unwrap_or_else(|| candidate.content.clone()),
-        memory_type: Some("semantic".to_owned()),
-        importance: Some(importance),
-        namespace: Some(candidate.namespace.clone()),
-        entity: candidate.entity.clone(),
-        attribute: candidate.attribute.clone(),
-        source: Some(json!({
-            "distill": {
-                "candidate_id": candidate.id,
-                "episode_ids": candidate.source_ids,
-                "method": candidate.method,
-                "model": candidate.model,
-                "prompt_version": candidate.prompt_version,
-                "confidence": candidate.confidence,
-                "reviewer": reviewer,
-            }
-        })),
-        ..WriteRequest::default()
-    };
+    let request = approval_request(
+        &candidate,
+        approval.content.clone(),
+        Some(importance),
+        reviewer.clone(),
+    );
     let written = if by_person {
         service.write_released(&request).await?
     } else {
@@ -118,6 +101,36 @@ pub async fn approve(
         at: Utc::now(),
     };
     decided(db, id, &review).await
+}
+
+/// The write an approval makes: the candidate (or the reviewer's wording) as a semantic
+/// memory whose source records the candidate and its episodes.
+fn approval_request(
+    candidate: &Candidate,
+    content: Option<String>,
+    importance: Option<f64>,
+    reviewer: Option<String>,
+) -> WriteRequest {
+    WriteRequest {
+        content: content.unwrap_or_else(|| candidate.content.clone()),
+        memory_type: Some("semantic".to_owned()),
+        importance: Some(importance.unwrap_or(DEFAULT_IMPORTANCE)),
+        namespace: Some(candidate.namespace.clone()),
+        entity: candidate.entity.clone(),
+        attribute: candidate.attribute.clone(),
+        source: Some(json!({
+            "distill": {
+                "candidate_id": candidate.id,
+                "episode_ids": candidate.source_ids,
+                "method": candidate.method,
+                "model": candidate.model,
+                "prompt_version": candidate.prompt_version,
+                "confidence": candidate.confidence,
+                "reviewer": reviewer,
+            }
+        })),
+        ..WriteRequest::default()
+    }
 }
 
 /// Reject a pending candidate, saying why. The record stays: later clusters that say the same
@@ -153,6 +166,11 @@ pub struct CandidateDetail {
     pub episodes: Vec<EpisodeView>,
     /// Sources no longer in the hot table (archived or hard-forgotten since).
     pub missing_episodes: Vec<MemoryId>,
+    /// What approving it as drafted would do to the active memories that look like it: merge
+    /// into one, or retire some (`MemoryService::preview_write`). `None` where it could not
+    /// be told (the embedder changed since the data was indexed).
+    #[serde(default)]
+    pub approval_would: Option<super::Preview>,
 }
 
 #[derive(Debug, Clone, Serialize, serde::Deserialize)]
@@ -167,10 +185,28 @@ pub struct EpisodeView {
     pub source: serde_json::Value,
 }
 
+/// The candidate with its episodes and, given the service, what approving it would do.
 pub async fn detail(
     store: &dyn MemoryStore,
+    service: Option<&MemoryService>,
     candidate: Candidate,
-) -> Result<CandidateDetail, StoreError> {
+) -> Result<CandidateDetail, ReviewError> {
+    let approval_would = match service {
+        Some(service) => {
+            let preview = service
+                .preview_write(
+                    &approval_request(&candidate, None, None, None),
+                    Some(candidate.embedding.clone()),
+                )
+                .await;
+            match preview {
+                Ok(preview) => Some(preview),
+                Err(ServiceError::EmbedderMismatch { .. }) => None,
+                Err(e) => return Err(e.into()),
+            }
+        }
+        None => None,
+    };
     let found = store.get_many(&candidate.source_ids).await?;
     // A reviewer never sees an episode changed outside hindsight: it counts as missing.
     let found =
@@ -197,6 +233,7 @@ pub async fn detail(
         candidate,
         episodes,
         missing_episodes,
+        approval_would,
     })
 }
 

@@ -86,6 +86,23 @@ enum Decision {
     },
 }
 
+/// What a write would do (`MemoryService::preview_write`).
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Preview {
+    /// The memory it would be merged into (a restatement of it).
+    pub merges_into: Option<MemoryId>,
+    /// The active memories it would retire (or be retired by, if they happened later).
+    pub retires: Vec<Retired>,
+}
+
+/// An active memory a write would retire, and why (`update:value`, `update:fact` …).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Retired {
+    pub id: MemoryId,
+    pub content: String,
+    pub reason: String,
+}
+
 /// A write applied to the store, and the rows it changed, whose index update is the caller's.
 pub(super) struct Applied {
     pub result: WriteResult,
@@ -514,6 +531,54 @@ impl MemoryService {
             replaces,
             look_alike,
         })
+    }
+
+    /// What `request` would do to the active memories that look like it, were it written now
+    /// (nothing is written): the memory it would merge into, and those it would retire — the
+    /// look-alikes it updates and, for a keyed fact, its key's active version unless it repeats
+    /// it. The review queue shows it beside a candidate. `embedding`: the text's vector when
+    /// the caller has it (a candidate keeps its draft's).
+    pub async fn preview_write(
+        &self,
+        request: &WriteRequest,
+        embedding: Option<Vec<f32>>,
+    ) -> Result<Preview, ServiceError> {
+        self.ensure_embedder_matches()?;
+        let valid = request.validate(self.rules.max_content_chars)?;
+        let embedding = match embedding {
+            Some(v) if v.len() == self.embedder.dimension() => v,
+            _ => self.embed_one(valid.content.as_str()).await?,
+        };
+        let mut preview = Preview::default();
+        match self.decide(&valid, &embedding, &[], None).await? {
+            Decision::Merge(m) => preview.merges_into = Some(m.id),
+            Decision::Store { replaces, .. } => {
+                for m in self.store.get_many(&replaces).await? {
+                    let relation = revision::compare(&m.content, valid.content.as_str());
+                    preview.retires.push(Retired {
+                        id: m.id,
+                        content: m.content,
+                        reason: relation.as_str().to_owned(),
+                    });
+                }
+                if let (Some(entity), Some(attribute)) = (&valid.entity, &valid.attribute) {
+                    for m in self
+                        .store
+                        .active_facts(&valid.namespace, entity, attribute)
+                        .await?
+                    {
+                        if !preview.retires.iter().any(|r| r.id == m.id) {
+                            preview.retires.push(Retired {
+                                id: m.id,
+                                content: m.content,
+                                reason: "update:fact".to_owned(),
+                            });
+                        }
+                    }
+                }
+            }
+        }
+        Ok(preview)
     }
 
     /// Active, unexpired memories of `namespace` and `memory_type` near `vector`, with their

@@ -687,9 +687,116 @@ pub async fn candidates_are_approved_through_the_write_path_and_rejected_with_a_
     assert_eq!(rejected.note.as_deref(), Some("too vague"));
     assert!(rejected.reviewed_at.is_some());
 
-    let detail = review::detail(f.db.as_ref(), rejected).await.unwrap();
+    let detail = review::detail(f.db.as_ref(), None, rejected).await.unwrap();
     assert_eq!(detail.episodes.len(), 3);
     assert!(detail.missing_episodes.is_empty());
+}
+
+/// The review queue says what approving a candidate would do: retire the active memory it
+/// corrects (no key needed), or merge into one it restates; approving it then does just that.
+pub async fn a_candidate_that_corrects_a_memory_says_so_before_approval(f: Fixture) {
+    use hindsight::service::review::{self, Approval};
+    use hindsight::store::{Candidate, ClusterOutcome, DistilledCluster};
+    let write = |content: &str| hindsight::service::WriteRequest {
+        content: content.to_owned(),
+        memory_type: Some("semantic".to_owned()),
+        namespace: Some("jobs".to_owned()),
+        occurred_at: Some((Utc::now() - Duration::days(3)).to_rfc3339()),
+        ..Default::default()
+    };
+    let monday = f
+        .service
+        .write(&write("The weekly report goes out on Mondays"))
+        .await
+        .unwrap()
+        .memory_id
+        .unwrap();
+    let helix = f
+        .service
+        .write(&write("The user edits code in Helix"))
+        .await
+        .unwrap()
+        .memory_id
+        .unwrap();
+    let episodes = theme(&f, "the weekly report went out on a Wednesday again", 3).await;
+    let now = Utc::now();
+    let mut drafts = Vec::new();
+    for content in [
+        "The weekly report goes out on Wednesdays",
+        "the user edits code in Helix.",
+    ] {
+        drafts.push(Candidate {
+            id: uuid::Uuid::now_v7(),
+            namespace: "jobs".to_owned(),
+            content: content.to_owned(),
+            entity: None,
+            attribute: None,
+            confidence: 0.8,
+            source_ids: episodes.clone(),
+            fingerprint: "f-corrects".to_owned(),
+            method: DistillMethod::Llm,
+            model: Some("m".to_owned()),
+            prompt_version: Some("distill-v1".to_owned()),
+            status: CandidateStatus::Pending,
+            reviewer: None,
+            reviewed_at: None,
+            note: None,
+            memory_id: None,
+            created_at: now,
+            updated_at: now,
+            embedding: f
+                .service
+                .embedder()
+                .embed(&[content.to_owned()])
+                .await
+                .unwrap()
+                .remove(0),
+        });
+    }
+    assert!(
+        f.db.record_cluster(&DistilledCluster {
+            fingerprint: "f-corrects".to_owned(),
+            namespace: "jobs".to_owned(),
+            episodes: episodes.clone(),
+            outcome: ClusterOutcome::Created,
+            created: drafts.clone(),
+            evidence: vec![],
+            at: now,
+        })
+        .await
+        .unwrap()
+    );
+    let fixture = &f;
+    let shown = |id| async move {
+        let candidate = fixture.db.candidate(id).await.unwrap().unwrap();
+        review::detail(fixture.db.as_ref(), Some(&fixture.service), candidate)
+            .await
+            .unwrap()
+            .approval_would
+            .expect("the service tells")
+    };
+    let correction = shown(drafts[0].id).await;
+    assert_eq!(correction.merges_into, None);
+    let retires: Vec<_> = correction
+        .retires
+        .iter()
+        .map(|r| (r.id, r.reason.as_str()))
+        .collect();
+    assert_eq!(retires, [(monday, "update:value")]);
+    assert_eq!(shown(drafts[1].id).await.merges_into, Some(helix));
+
+    let approved = review::approve(
+        &f.service,
+        f.db.as_ref(),
+        drafts[0].id,
+        &Approval::default(),
+        true,
+    )
+    .await
+    .unwrap();
+    let retired = f.db.get(monday).await.unwrap().unwrap();
+    assert_eq!(retired.status, Status::Deprecated);
+    assert_eq!(retired.deprecated_by, approved.memory_id);
 }
 
 /// A model's drafts must rest on the episodes they cite: a draft repeating the prompt's own

@@ -242,7 +242,19 @@ fn candidate_card(card: &Card, session: &Session, namespace: Option<&str>) -> Ma
                     p.muted { (card.detail.missing_episodes.len()) " more no longer in the store (archived or forgotten)." }
                 }
             }
-            @if c.entity.is_some() {
+            @if let Some(would) = &card.detail.approval_would {
+                section.supersedes {
+                    h3 { "Approving it would" }
+                    @if let Some(id) = &would.merges_into {
+                        p { "merge into the active memory " (memory_link(id)) ", which says the same." }
+                    } @else if would.retires.is_empty() {
+                        p.muted { "retire no active memory: it is stored beside what is there." }
+                    } @else {
+                        p { "retire these active memories (kept, deprecated by it):" }
+                        ul { @for r in &would.retires { li { (r.content) " " (memory_link(&r.id)) " " small.muted { (r.reason) } } } }
+                    }
+                }
+            } @else if c.entity.is_some() {
                 section.supersedes {
                     h3 { "Would supersede" }
                     @match &card.supersedes {
