@@ -360,6 +360,12 @@ settings! {
     /// `triage_llm_daily_calls` calls a UTC day, the rules' default when the model fails.
     triage_llm: bool = false,
     triage_llm_daily_calls: u64 = 1_000,
+    /// The write path asks the language model (`llm_*`) about a look-alike pair the revision
+    /// rules leave undecided (the predicate worded differently): restatement, update or
+    /// distinct. Cached per pair, at most `update_llm_daily_calls` calls a UTC day, the rules'
+    /// decision when the model fails; never merges two statements naming different values.
+    update_llm: bool = false,
+    update_llm_daily_calls: u64 = 1_000,
     /// Where prompt templates are read from (`distill.md`); without the file, the copy built
     /// into the binary is used.
     prompts_dir: PathBuf = PathBuf::from("./prompts"),
@@ -660,11 +666,16 @@ impl Settings {
                 );
             }
         }
-        if self.triage_llm && self.llm_base_url.is_none() {
-            return invalid(
-                "triage_llm",
-                "needs a language model: set llm_base_url and llm_model".to_owned(),
-            );
+        for (key, on) in [
+            ("triage_llm", self.triage_llm),
+            ("update_llm", self.update_llm),
+        ] {
+            if on && self.llm_base_url.is_none() {
+                return invalid(
+                    key,
+                    "needs a language model: set llm_base_url and llm_model".to_owned(),
+                );
+            }
         }
         if !(1..=3_600).contains(&self.llm_timeout_secs) {
             return invalid(

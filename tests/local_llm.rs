@@ -152,3 +152,38 @@ fn the_distill_job_drafts_with_a_real_local_model_within_the_schema() {
         );
     }
 }
+
+/// `update_llm`'s judge against the real local model: the pair goes out with the reply's
+/// schema, the grammar holds the model to it, and the answer is read (one of the three
+/// relations; which one a 135M model picks is not the point: small models are no judges). The
+/// same pair again is answered from the cache.
+#[tokio::test]
+async fn the_update_judge_asks_a_real_local_model_within_the_schema() {
+    use hindsight::distill::llm::{LlmClient, LlmConfig, StructuredOutput};
+    use hindsight::service::update_model::UpdateModel;
+    let llm = start_local_llm();
+    let client = LlmClient::new(LlmConfig {
+        base_url: llm.base_url.clone(),
+        model: "SmolLM2-135M-Instruct".to_owned(),
+        api_key: None,
+        timeout: std::time::Duration::from_secs(300),
+        retries: 0,
+        backoff: std::time::Duration::from_millis(10),
+        max_tokens: 64,
+        structured_output: StructuredOutput::JsonSchema,
+    })
+    .unwrap();
+    let judge = UpdateModel::new(std::sync::Arc::new(client), 1);
+    let (older, newer) = (
+        "The user lives in Madrid",
+        "The user moved to Porto last spring",
+    );
+    let judged = judge.judge(older, newer).await;
+    assert!(judged.is_some(), "the model's reply was read");
+    drop(llm);
+    assert_eq!(
+        judge.judge(older, newer).await,
+        judged,
+        "the same pair is answered from the cache, with the server gone and the day's one call spent"
+    );
+}

@@ -519,3 +519,145 @@ fn eval_updates_on_a_slice_loses_nothing() {
         assert!(right >= 0.9, "{class}: {right} ({report})");
     }
 }
+
+fn update_model(
+    base_url: &str,
+    daily_calls: u64,
+) -> Arc<hindsight::service::update_model::UpdateModel> {
+    use hindsight::distill::llm::{LlmClient, LlmConfig, StructuredOutput};
+    let client = LlmClient::new(LlmConfig {
+        base_url: base_url.to_owned(),
+        model: "scripted-model".to_owned(),
+        api_key: Some("sk-test".into()),
+        timeout: std::time::Duration::from_secs(2),
+        retries: 0,
+        backoff: std::time::Duration::from_millis(10),
+        max_tokens: 64,
+        structured_output: StructuredOutput::JsonSchema,
+    })
+    .unwrap();
+    Arc::new(hindsight::service::update_model::UpdateModel::new(
+        Arc::new(client),
+        daily_calls,
+    ))
+}
+
+/// `update_llm`: a pair the rules leave undecided (the predicate worded differently) is put to
+/// the model once (cached), with the reply's schema; its `update` retires the older (reason
+/// `update:model`), its `distinct` keeps both, its `restatement` never merges two statements
+/// naming different values; pairs the rules decide never reach it; a failing model or a spent
+/// budget leaves the rules' decision (both kept).
+#[tokio::test]
+async fn the_update_model_judges_what_the_rules_leave_undecided() {
+    const MADRID: &str = "The user rents a small flat in central Madrid";
+    use serde_json::json;
+    let server = common::openai::start(vec![]).await;
+    server
+        .script
+        .set_fallback(common::openai::Reply::from_prompt(|prompt| {
+            let relation = if prompt.contains("moved to") {
+                "update"
+            } else if prompt.contains("moved into") {
+                "restatement"
+            } else if prompt.contains("broken") {
+                return common::openai::Reply::Error(400);
+            } else {
+                "distinct"
+            };
+            common::openai::Reply::Content(json!({ "relation": relation }).to_string())
+        }));
+    let dir = tempfile::tempdir().unwrap();
+    let service = common::service(dir.path())
+        .await
+        .with_update_model(update_model(&server.base_url, 4));
+    let pair = |namespace: &'static str, older: &'static str, newer: &'static str| {
+        let service = &service;
+        async move {
+            let first = service.write(&write(namespace, older, 10)).await.unwrap();
+            let second = service.write(&write(namespace, newer, 2)).await.unwrap();
+            (first.memory_id.unwrap(), second)
+        }
+    };
+
+    let (madrid, moved) = pair(
+        "a",
+        MADRID,
+        "The user moved to a small flat in central Porto",
+    )
+    .await;
+    assert_eq!(moved.superseded, vec![madrid], "{moved:?}");
+    assert_eq!(moved.reason.as_deref(), Some("update:model"));
+    assert_eq!(server.script.request_count(), 1);
+    let body = server.script.requests.lock().unwrap()[0].clone();
+    assert!(body.to_string().contains(MADRID), "{body}");
+    assert!(body["response_format"]["json_schema"].is_object(), "{body}");
+
+    let (_, relocated) = pair(
+        "b",
+        MADRID,
+        "The user moved into a small flat in central Porto",
+    )
+    .await;
+    assert_eq!(
+        relocated.status,
+        WriteStatus::Stored,
+        "Madrid ≠ Porto: never merged"
+    );
+    assert!(relocated.superseded.is_empty());
+
+    let (_, decided) = pair(
+        "c",
+        "The standup starts at 9:30",
+        "The standup starts at 10:00",
+    )
+    .await;
+    assert_eq!(decided.reason.as_deref(), Some("update:value"));
+    assert_eq!(
+        server.script.request_count(),
+        2,
+        "the rules decided that one"
+    );
+
+    // The same undecided pair again: from the cache.
+    let (madrid_again, moved_again) = pair(
+        "d",
+        MADRID,
+        "The user moved to a small flat in central Porto",
+    )
+    .await;
+    assert_eq!(moved_again.superseded, vec![madrid_again]);
+    assert_eq!(server.script.request_count(), 2, "cached");
+
+    let (_, broken) = pair(
+        "e",
+        "The broken lamp is in the hall",
+        "The broken lamp went to the attic",
+    )
+    .await;
+    assert_eq!(broken.status, WriteStatus::Stored);
+    assert!(
+        broken.superseded.is_empty(),
+        "the rules' decision holds: {broken:?}"
+    );
+    assert_eq!(server.script.request_count(), 3);
+
+    let (_, other) = pair(
+        "f",
+        "The user rents a flat in Madrid",
+        "The user bought a flat in Madrid",
+    )
+    .await;
+    assert!(other.superseded.is_empty(), "distinct: {other:?}");
+    assert_eq!(server.script.request_count(), 4);
+    let (_, spent) = pair(
+        "g",
+        "The user walks to work",
+        "The user moved to cycling to work",
+    )
+    .await;
+    assert!(
+        spent.superseded.is_empty(),
+        "the day's four calls are spent: {spent:?}"
+    );
+    assert_eq!(server.script.request_count(), 4);
+}

@@ -98,6 +98,12 @@ impl Relation {
         }
     }
 
+    /// What the rules leave to the caller's judgement (a model, when one is configured): the
+    /// predicate worded differently, or no predicate in common to read a value against.
+    pub fn is_undecided(self) -> bool {
+        matches!(self, Self::Reworded { .. } | Self::Distinct(Apart::NoFrame))
+    }
+
     /// Whether a write may be merged into the older memory: only a restatement, or a
     /// rewording that names the same values (when its similarity says it means the same).
     pub fn may_merge(self) -> bool {

@@ -11,11 +11,13 @@ mod forget;
 pub mod fusion;
 pub mod integrity;
 mod maintenance;
+mod model_calls;
 pub mod requests;
 mod responses;
 pub mod review;
 mod search;
 pub mod triage_model;
+pub mod update_model;
 mod write;
 mod write_batch;
 mod write_locks;
@@ -166,6 +168,8 @@ pub struct MemoryService {
     screen: Arc<Screen>,
     /// Scores what the triage rules leave undecided (`triage_llm`).
     triage_model: Option<Arc<triage_model::TriageModel>>,
+    /// Judges the look-alikes the revision rules leave undecided (`update_llm`).
+    update_model: Option<Arc<update_model::UpdateModel>>,
 }
 
 impl MemoryService {
@@ -209,6 +213,7 @@ impl MemoryService {
             metrics: Arc::new(Metrics::new()),
             screen: builtin_screen(),
             triage_model: None,
+            update_model: None,
         };
         if service.mismatch.is_none() {
             service.repair_index().await?;
@@ -250,6 +255,12 @@ impl MemoryService {
     /// Ask `model` for a write's score when the triage rules leave it at their default.
     pub fn with_triage_model(mut self, model: Arc<triage_model::TriageModel>) -> Self {
         self.triage_model = Some(model);
+        self
+    }
+
+    /// Ask `model` about the look-alikes the revision rules leave undecided.
+    pub fn with_update_model(mut self, model: Arc<update_model::UpdateModel>) -> Self {
+        self.update_model = Some(model);
         self
     }
 

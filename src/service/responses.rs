@@ -39,6 +39,7 @@ pub struct WriteResult {
     /// into a restatement), `update:value` / `update:polarity` / `update:tense` (it retired
     /// the look-alikes in `superseded`, which said the same thing with another value or the
     /// other way round), `update:fact` (a new version of its entity and attribute),
+    /// `update:model` (the `update_llm` judge said so of a pair the rules left undecided),
     /// `newer_fact_holds` (something that happened later holds: stored retired),
     /// `distinct:…` (stored beside `look_alike`).
     pub reason: Option<String>,
@@ -65,14 +66,11 @@ pub struct WriteResult {
 }
 
 impl WriteResult {
-    /// A stored write's near-duplicate that it was not merged into (`Relation` says why), when
+    /// A stored write's near-duplicate that it was not merged into (`why`: `distinct:…`), when
     /// nothing else (an update, a newer fact) already gives the reason.
-    pub(crate) fn note_look_alike(
-        &mut self,
-        look_alike: Option<(MemoryId, crate::revision::Relation)>,
-    ) {
-        if let (None, Some((id, relation))) = (&self.reason, look_alike) {
-            self.reason = Some(relation.as_str().to_owned());
+    pub(crate) fn note_look_alike(&mut self, look_alike: Option<(MemoryId, &str)>) {
+        if let (None, Some((id, why))) = (&self.reason, look_alike) {
+            self.reason = Some(why.to_owned());
             self.look_alike = Some(id);
         }
     }

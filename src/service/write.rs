@@ -5,6 +5,7 @@ use serde_json::json;
 use uuid::Uuid;
 
 use super::requests::{ValidWrite, WriteRequest};
+use super::update_model::Judged;
 use super::{MemoryService, ServiceError, WriteResult, WriteStatus};
 use crate::domain::{
     Content, FactKey, Importance, Memory, MemoryId, MemoryType, NewMemory, Status,
@@ -80,9 +81,11 @@ enum Decision {
     /// Stored as a new row, retiring `replaces` (the look-alikes it updates).
     Store {
         replaces: Vec<MemoryId>,
+        /// What made the first of them an update (`update:value`, `update:model` …).
+        update_reason: Option<&'static str>,
         /// The most similar memory above the dedup threshold that it did not merge into, and
-        /// why: for its result.
-        look_alike: Option<(MemoryId, Relation)>,
+        /// why (`distinct:…`): for its result.
+        look_alike: Option<(MemoryId, &'static str)>,
     },
 }
 
@@ -393,6 +396,7 @@ impl MemoryService {
             }
             Decision::Store {
                 replaces,
+                update_reason,
                 look_alike,
             } => match unstored {
                 Some(unstored)
@@ -414,7 +418,9 @@ impl MemoryService {
                     if let Some(unstored) = unstored {
                         self.store_unstored(unstored).await?;
                     }
-                    let mut applied = self.insert_new(&valid, &embedding, &replaces).await?;
+                    let mut applied = self
+                        .insert_new(&valid, &embedding, &replaces, update_reason)
+                        .await?;
                     applied.result.note_look_alike(look_alike);
                     Ok(applied)
                 }
@@ -504,6 +510,7 @@ impl MemoryService {
             neighbours.sort_by(|a, b| b.0.total_cmp(&a.0));
         }
         let mut replaces = Vec::new();
+        let mut update_reason = None;
         let mut look_alike = None;
         for (sim, m) in neighbours {
             let existing_key = FactKey::of(m.entity.as_deref(), m.attribute.as_deref());
@@ -513,7 +520,30 @@ impl MemoryService {
                 continue;
             }
             let relation = revision::compare(&m.content, content);
+            let judged = match &self.update_model {
+                Some(model) if relation.is_undecided() => model.judge(&m.content, content).await,
+                _ => None,
+            };
+            match judged {
+                Some(Judged::Update) => {
+                    update_reason.get_or_insert("update:model");
+                    replaces.push(m.id);
+                    continue;
+                }
+                // Never two statements naming different values: the rules keep that one.
+                Some(Judged::Restatement) if relation.may_merge() && key.is_none() => {
+                    return Ok(Decision::Merge(m));
+                }
+                Some(Judged::Distinct) => {
+                    if sim > threshold && look_alike.is_none() {
+                        look_alike = Some((m.id, "distinct:model"));
+                    }
+                    continue;
+                }
+                _ => {}
+            }
             if let Relation::Update(_) = relation {
+                update_reason.get_or_insert(relation.as_str());
                 replaces.push(m.id);
             } else if relation.may_merge() {
                 // A keyed write keeps its key: it is not folded into a row without one. The
@@ -524,11 +554,12 @@ impl MemoryService {
                     return Ok(Decision::Merge(m));
                 }
             } else if sim > threshold && look_alike.is_none() {
-                look_alike = Some((m.id, relation));
+                look_alike = Some((m.id, relation.as_str()));
             }
         }
         Ok(Decision::Store {
             replaces,
+            update_reason,
             look_alike,
         })
     }
@@ -552,13 +583,21 @@ impl MemoryService {
         let mut preview = Preview::default();
         match self.decide(&valid, &embedding, &[], None).await? {
             Decision::Merge(m) => preview.merges_into = Some(m.id),
-            Decision::Store { replaces, .. } => {
+            Decision::Store {
+                replaces,
+                update_reason,
+                ..
+            } => {
                 for m in self.store.get_many(&replaces).await? {
                     let relation = revision::compare(&m.content, valid.content.as_str());
+                    let reason = match relation {
+                        Relation::Update(_) => relation.as_str(),
+                        _ => update_reason.unwrap_or("update:model"),
+                    };
                     preview.retires.push(Retired {
                         id: m.id,
                         content: m.content,
-                        reason: relation.as_str().to_owned(),
+                        reason: reason.to_owned(),
                     });
                 }
                 if let (Some(entity), Some(attribute)) = (&valid.entity, &valid.attribute) {
@@ -667,7 +706,7 @@ impl MemoryService {
         };
         let Some(merged) = self.store.merge(&update).await? else {
             // The duplicate stopped being active between the check and the merge.
-            return self.insert_new(&valid, &embedding, &[]).await;
+            return self.insert_new(&valid, &embedding, &[], None).await;
         };
         tracing::debug!(memory_id = %existing.id, "write merged into near-duplicate");
         let changed = if replace { vec![merged] } else { vec![] };
@@ -714,6 +753,7 @@ impl MemoryService {
         valid: &ValidWrite,
         embedding: &[f32],
         replaces: &[MemoryId],
+        update_reason: Option<&str>,
     ) -> Result<Applied, ServiceError> {
         let memory = self.new_memory(valid, embedding);
         let now = memory.created_at;
@@ -729,15 +769,14 @@ impl MemoryService {
         changed.extend(inserted.superseded);
         let mut result = stored_result(memory.id, inserted.superseded_by, superseded_ids);
         if result.reason.is_none() && !result.superseded.is_empty() {
-            // What made it an update: the revision rules' reading, or the fact's key.
+            // What made it an update: the look-alikes it retired, or the fact's key.
+            let retired_look_alike = changed.iter().any(|m| replaces.contains(&m.id));
             result.reason = Some(
-                changed
-                    .iter()
-                    .find(|m| replaces.contains(&m.id))
-                    .map_or("update:fact", |m| {
-                        revision::compare(&m.content, valid.content.as_str()).as_str()
-                    })
-                    .to_owned(),
+                match update_reason {
+                    Some(reason) if retired_look_alike => reason,
+                    _ => "update:fact",
+                }
+                .to_owned(),
             );
         }
         Ok(Applied { result, changed })

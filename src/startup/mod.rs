@@ -33,6 +33,7 @@ use crate::lock::{Acquired, DataDirLock, Endpoint, LockError, read_endpoint};
 use crate::metrics::Metrics;
 use crate::operations::{Assemble, LocalOperations, OperationError, RemoteOperations};
 use crate::service::triage_model::TriageModel;
+use crate::service::update_model::UpdateModel;
 use crate::service::{MemoryService, Rules, ServiceError};
 use crate::signing::Signer;
 use crate::store::{Database, MemoryStore, PoolSize, PostgresStore, SqliteStore, StoreError};
@@ -197,6 +198,16 @@ async fn service_on(
         service = service.with_triage_model(Arc::new(TriageModel::new(
             Arc::new(client),
             settings.triage_llm_daily_calls,
+        )));
+    }
+    if settings.update_llm
+        && let Some(client) = llm_client(settings)?
+    {
+        tracing::info!(model = %client.model(), daily_calls = settings.update_llm_daily_calls,
+            "the write path asks a language model about look-alikes its rules leave undecided");
+        service = service.with_update_model(Arc::new(UpdateModel::new(
+            Arc::new(client),
+            settings.update_llm_daily_calls,
         )));
     }
     service.hold(claim);
