@@ -555,20 +555,8 @@ fn triage_model(
     base_url: &str,
     daily_calls: u64,
 ) -> std::sync::Arc<hindsight::service::triage_model::TriageModel> {
-    use hindsight::distill::llm::{LlmClient, LlmConfig, StructuredOutput};
-    let client = LlmClient::new(LlmConfig {
-        base_url: base_url.to_owned(),
-        model: "scripted-model".to_owned(),
-        api_key: Some("sk-test".into()),
-        timeout: std::time::Duration::from_secs(2),
-        retries: 0,
-        backoff: std::time::Duration::from_millis(10),
-        max_tokens: 64,
-        structured_output: StructuredOutput::JsonSchema,
-    })
-    .unwrap();
     std::sync::Arc::new(hindsight::service::triage_model::TriageModel::new(
-        std::sync::Arc::new(client),
+        std::sync::Arc::new(common::openai::client(base_url)),
         daily_calls,
     ))
 }

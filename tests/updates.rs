@@ -524,20 +524,8 @@ fn update_model(
     base_url: &str,
     daily_calls: u64,
 ) -> Arc<hindsight::service::update_model::UpdateModel> {
-    use hindsight::distill::llm::{LlmClient, LlmConfig, StructuredOutput};
-    let client = LlmClient::new(LlmConfig {
-        base_url: base_url.to_owned(),
-        model: "scripted-model".to_owned(),
-        api_key: Some("sk-test".into()),
-        timeout: std::time::Duration::from_secs(2),
-        retries: 0,
-        backoff: std::time::Duration::from_millis(10),
-        max_tokens: 64,
-        structured_output: StructuredOutput::JsonSchema,
-    })
-    .unwrap();
     Arc::new(hindsight::service::update_model::UpdateModel::new(
-        Arc::new(client),
+        Arc::new(common::openai::client(base_url)),
         daily_calls,
     ))
 }

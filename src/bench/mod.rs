@@ -29,6 +29,32 @@ pub mod screening_eval;
 pub mod transfer;
 pub mod updates_eval;
 
+/// An eval's scratch store and embedded index in `scratch` (a SQLite file signed with a key of
+/// its own, the index beside it).
+pub(crate) async fn scratch_store(
+    scratch: &std::path::Path,
+    dimension: usize,
+) -> Result<
+    (
+        std::sync::Arc<dyn crate::store::MemoryStore>,
+        std::sync::Arc<dyn crate::index::VectorIndex>,
+    ),
+    BenchError,
+> {
+    let store = crate::store::SqliteStore::open(
+        &scratch.join("eval.db"),
+        crate::signing::Signer::ephemeral(),
+    )
+    .await?;
+    let index = crate::index::EdgeIndex::open(
+        &scratch.join("index"),
+        dimension,
+        crate::index::HnswParams::default(),
+    )
+    .await?;
+    Ok((std::sync::Arc::new(store), std::sync::Arc::new(index)))
+}
+
 /// Deterministic pseudo-random unit vectors keyed by the text.
 pub struct RandomEmbedder {
     dimension: usize,

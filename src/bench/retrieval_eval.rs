@@ -16,12 +16,10 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::BenchError;
-use super::locomo::Conversation;
+use super::locomo::{Conversation, Turn};
 use crate::configuration::SearchArms;
 use crate::embed::Embedder;
-use crate::index::{EdgeIndex, HnswParams, VectorIndex};
 use crate::service::{MemoryService, Rules, SearchHit, SearchRequest, WriteRequest, WriteStatus};
-use crate::store::{MemoryStore, SqliteStore};
 
 const CATEGORIES: [(u8, &str); 4] = [
     (1, "multi_hop"),
@@ -37,6 +35,17 @@ pub struct Scores {
     pub hit_at_10: f64,
     pub recall_at_5: f64,
     pub recall_at_10: f64,
+}
+
+/// How many retired turns the report shows.
+const RETIRED_EXAMPLES: usize = 12;
+
+/// A turn a later one retired (`revision`), for the report.
+#[derive(Debug, Clone, Serialize)]
+pub struct RetiredTurn {
+    pub turn: String,
+    pub by: String,
+    pub reason: String,
 }
 
 #[derive(Debug, Serialize)]
@@ -60,6 +69,8 @@ pub struct RetrievalReport {
     pub retired_turns: usize,
     /// Of those, turns some question names as its evidence.
     pub retired_evidence_turns: usize,
+    /// The first few retired turns, each with the turn that retired it.
+    pub retired_examples: Vec<RetiredTurn>,
     pub overall: Scores,
     pub per_category: BTreeMap<&'static str, Scores>,
     pub load_seconds: f64,
@@ -159,21 +170,7 @@ pub async fn retrieval_eval(
     query_latencies.sort_by(f64::total_cmp);
     let ms = |sorted: &[f64], p: f64| (super::percentile(sorted, p) * 1000.0).round() / 1000.0;
 
-    let store: Arc<dyn MemoryStore> = Arc::new(
-        SqliteStore::open(
-            &scratch.join("eval.db"),
-            crate::signing::Signer::ephemeral(),
-        )
-        .await?,
-    );
-    let index: Arc<dyn VectorIndex> = Arc::new(
-        EdgeIndex::open(
-            &scratch.join("index"),
-            embedder.dimension(),
-            HnswParams::default(),
-        )
-        .await?,
-    );
+    let (store, index) = super::scratch_store(scratch, embedder.dimension()).await?;
     let loader = MemoryService::start(
         store.clone(),
         index.clone(),
@@ -187,8 +184,9 @@ pub async fn retrieval_eval(
     let (mut skipped_turns, mut skipped_evidence_turns) = (0, 0);
     let (mut retired_turns, mut retired_evidence_turns) = (0, 0);
     // Each stored turn's memory, for the turns a later one retired.
-    let mut turn_of: std::collections::HashMap<crate::domain::MemoryId, &str> =
+    let mut turn_of: std::collections::HashMap<crate::domain::MemoryId, &Turn> =
         std::collections::HashMap::new();
+    let mut retired_examples = Vec::new();
     for conversation in conversations {
         let evidence: HashSet<&str> = conversation
             .questions
@@ -218,14 +216,26 @@ pub async fn retrieval_eval(
             let retired = written
                 .superseded
                 .iter()
-                .filter_map(|id| turn_of.get(id).copied())
-                .chain(written.superseded_by.map(|_| turn.dia_id.as_str()));
-            for dia_id in retired {
+                .filter_map(|id| turn_of.get(id).map(|older| (*older, turn)))
+                .chain(
+                    written
+                        .superseded_by
+                        .and_then(|id| turn_of.get(&id))
+                        .map(|later| (turn, *later)),
+                );
+            for (older, by) in retired {
                 retired_turns += 1;
-                retired_evidence_turns += usize::from(evidence.contains(dia_id));
+                retired_evidence_turns += usize::from(evidence.contains(older.dia_id.as_str()));
+                if retired_examples.len() < RETIRED_EXAMPLES {
+                    retired_examples.push(RetiredTurn {
+                        turn: older.content.clone(),
+                        by: by.content.clone(),
+                        reason: written.reason.clone().unwrap_or_default(),
+                    });
+                }
             }
             if let (Some(id), WriteStatus::Stored) = (written.memory_id, written.status) {
-                turn_of.insert(id, turn.dia_id.as_str());
+                turn_of.insert(id, turn);
             }
             memories.extend(written.memory_id);
             loaded += 1;
@@ -295,6 +305,7 @@ pub async fn retrieval_eval(
             skipped_evidence_turns,
             retired_turns,
             retired_evidence_turns,
+            retired_examples: retired_examples.clone(),
             overall: overall.scores(),
             per_category: CATEGORIES
                 .iter()

@@ -21,9 +21,7 @@ use serde::{Deserialize, Serialize};
 use super::BenchError;
 use crate::domain::Status;
 use crate::embed::Embedder;
-use crate::index::{EdgeIndex, HnswParams, VectorIndex};
 use crate::service::{MemoryService, Rules, SearchRequest, WriteRequest, WriteResult, WriteStatus};
-use crate::store::{MemoryStore, SqliteStore};
 
 /// The labelled pairs shipped with the binary.
 pub const PAIRS: &str = include_str!("update_pairs.jsonl");
@@ -177,21 +175,7 @@ pub async fn updates_eval(
     rules: &Rules,
     progress: super::Tick<'_>,
 ) -> Result<UpdatesReport, BenchError> {
-    let store: Arc<dyn MemoryStore> = Arc::new(
-        SqliteStore::open(
-            &scratch.join("eval.db"),
-            crate::signing::Signer::ephemeral(),
-        )
-        .await?,
-    );
-    let index: Arc<dyn VectorIndex> = Arc::new(
-        EdgeIndex::open(
-            &scratch.join("index"),
-            embedder.dimension(),
-            HnswParams::default(),
-        )
-        .await?,
-    );
+    let (store, index) = super::scratch_store(scratch, embedder.dimension()).await?;
     let service =
         MemoryService::start(store.clone(), index, embedder.clone(), rules.clone()).await?;
     let base = Utc::now() - Duration::days(30);

@@ -4,11 +4,12 @@
 //! near-duplicates (all-MiniLM-L6-v2: above 0.92), and "The user is allergic to penicillin"
 //! and "... is not allergic ..." too; merging either into the other loses what the user said.
 //!
-//! The two sentences are aligned word by word (a longest common subsequence over stemmed,
+//! Each side must be one sentence (several are read as a rewording). The two sentences are
+//! aligned word by word (a longest common subsequence over stemmed,
 //! lower-cased tokens; Chinese a character a token) and what differs is read where it stands:
 //!
 //! - **Polarity**: one says not / never / no / n't / 不 / 没 / 未 / 无 … where the other does
-//!   not → an update (the later one holds).
+//!   not, and the rest is a restatement or an update → an update (the later one holds).
 //! - Only function words differ (articles, auxiliaries, "now", "currently", punctuation) → a
 //!   restatement; a present copula against a past one alone ("is married" / "was married") →
 //!   an update.
@@ -16,8 +17,9 @@
 //! - What differs stands before the predicate (the first copula or verb; 是, 在, 住 …) and is
 //!   not a number or a time → another subject ("Ana's mentor is Raj" / "Ben's mentor is
 //!   Raj"): both stay.
-//! - The predicate itself differs → a rewording, or another statement: the rules cannot tell,
-//!   the caller decides (by similarity, or a model).
+//! - The predicate itself differs, or more than a slot changed (over two places, over four
+//!   words in one, or more words changed than twice those kept) → a rewording, or another
+//!   statement: the rules cannot tell, the caller decides (by similarity, or a model).
 //! - What differs stands in the complement (after the predicate), or is a number or time
 //!   anywhere → the same thing said with another value: an update, unless
 //!   - the newer sentence says it adds (also, too, another, again, 也, 还, 又) → both stay;
@@ -44,9 +46,9 @@ pub enum Relation {
     Update(Change),
     /// Both can be true at once: keep both.
     Distinct(Apart),
-    /// The predicate itself is worded differently: a rewording or another statement, which the
-    /// rules cannot tell apart. `values_differ`: the two name different numbers, times or
-    /// names, so they never merge.
+    /// The predicate itself is worded differently, or more than a slot or two changed: a
+    /// rewording or another statement, which the rules cannot tell apart. `values_differ`: the
+    /// two name different numbers, times or names (or differ in polarity), so they never merge.
     Reworded { values_differ: bool },
 }
 
@@ -121,15 +123,32 @@ impl Relation {
 /// read as a rewording.
 const MAX_TOKENS: usize = 160;
 
+/// An update's places in the sentence where words were replaced ("on Mondays at 9" → "on
+/// Wednesdays at 10" is two).
+const MAX_SLOTS: usize = 2;
+
+/// Content words on either side of one replaced place ("Dr. Alvarez" → "Dr. Chen", "the Grand
+/// Hotel" → "the Lakeside Inn", "a Toyota Corolla" → "a Tesla Model 3").
+const MAX_SLOT_WORDS: usize = 4;
+
 /// How `newer` relates to `older`.
 pub fn compare(older: &str, newer: &str) -> Relation {
     let a = tokens::tokens(older);
     let b = tokens::tokens(newer);
     let values_differ = values_of(&a) != values_of(&b);
-    if a.len() > MAX_TOKENS || b.len() > MAX_TOKENS {
-        return Relation::Reworded { values_differ };
-    }
     let polarity_differs = polarity(&a) != polarity(&b);
+    // The rules read one statement against another: several sentences (a chat turn, a note)
+    // are for the caller's similarity, or a model, to judge; and never merged when their values
+    // or polarity differ.
+    if a.len() > MAX_TOKENS
+        || b.len() > MAX_TOKENS
+        || tokens::sentences(older) > 1
+        || tokens::sentences(newer) > 1
+    {
+        return Relation::Reworded {
+            values_differ: values_differ || polarity_differs,
+        };
+    }
     let a: Vec<Token> = a.into_iter().filter(|t| t.kind != Kind::Negation).collect();
     let b: Vec<Token> = b.into_iter().filter(|t| t.kind != Kind::Negation).collect();
     let read = read_differences(&a, &b, values_differ);
@@ -137,8 +156,13 @@ pub fn compare(older: &str, newer: &str) -> Relation {
         return read;
     }
     match read {
-        Relation::Distinct(Apart::OtherSubject) | Relation::Distinct(Apart::NoFrame) => read,
-        _ => Relation::Update(Change::Polarity),
+        // The same statement, or one slot changed, the other way round.
+        Relation::Restatement | Relation::Update(_) => Relation::Update(Change::Polarity),
+        // Something else said the other way round: never merged.
+        Relation::Reworded { .. } => Relation::Reworded {
+            values_differ: true,
+        },
+        distinct => distinct,
     }
 }
 
@@ -229,6 +253,20 @@ fn read_differences(a: &[Token], b: &[Token], values_differ: bool) -> Relation {
         .filter(|h| !one_sided(h))
         .copied()
         .collect();
+    // An update changes a slot, not the sentence: at most two places, each a few words, and
+    // no more words changed than twice those kept. Two turns of a conversation on one topic
+    // share a few words and differ in the rest: that is another statement, not a new value.
+    let width = |h: &Hunk| {
+        let count = |t: &[Token]| t.iter().filter(|t| t.is_content()).count();
+        count(&a[h.a_start..h.a_end]).max(count(&b[h.b_start..h.b_end]))
+    };
+    let changed: usize = meaningful.iter().map(width).sum();
+    if slots.len() > MAX_SLOTS
+        || slots.iter().map(width).max().unwrap_or(0) > MAX_SLOT_WORDS
+        || changed > (2 * shared_content).max(MAX_SLOT_WORDS - 1)
+    {
+        return Relation::Reworded { values_differ };
+    }
     let (pa, pb) = (predicate(a), predicate(b));
     if let (Some(pa), Some(pb)) = (pa, pb) {
         for h in &slots {
@@ -606,6 +644,31 @@ mod tests {
             Relation::Distinct(Apart::ManyValued),
         );
         check("The user has two dogs", "The user has three dogs", VALUE);
+    }
+
+    #[test]
+    fn two_turns_on_one_topic_are_no_update() {
+        let turns = [
+            (
+                "Caroline: I went to a LGBTQ support group yesterday and it was so powerful.",
+                "Caroline: I'm going to a pottery class next week and I'm so excited about it.",
+            ),
+            (
+                "Melanie: That sounds great! What do you like most about painting?",
+                "Melanie: That sounds fun! What do you like most about the camping trips with the kids?",
+            ),
+            (
+                "Caroline: I don't think I'll ever stop painting",
+                "Caroline: I think painting helps me relax after work",
+            ),
+        ];
+        for (older, newer) in turns {
+            let relation = compare(older, newer);
+            assert!(
+                !matches!(relation, Relation::Update(_)),
+                "{older:?} → {newer:?}: {relation:?}"
+            );
+        }
     }
 
     #[test]

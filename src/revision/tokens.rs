@@ -108,6 +108,52 @@ pub(super) fn tokens(text: &str) -> Vec<Token> {
     out
 }
 
+/// How many sentences `text` holds: a `!`, `?`, `;` (and their CJK forms) or `。` ends one when
+/// more words follow; so does a `.` followed by a space and a capital, unless it ends a title
+/// ("Dr. Chen") or an initial.
+pub(super) fn sentences(text: &str) -> usize {
+    let chars: Vec<char> = text.chars().collect();
+    let more_words = |from: usize| chars[from..].iter().any(|c| c.is_alphanumeric());
+    let mut count = 1;
+    for (i, &c) in chars.iter().enumerate() {
+        let ends = match c {
+            '!' | '?' | ';' | '。' | '！' | '？' | '；' => true,
+            '.' => {
+                let word: String = chars[..i]
+                    .iter()
+                    .rev()
+                    .take_while(|c| c.is_alphabetic())
+                    .collect();
+                chars.get(i + 1).is_some_and(|c| c.is_whitespace())
+                    && chars[i + 1..]
+                        .iter()
+                        .find(|c| !c.is_whitespace())
+                        .is_some_and(|c| c.is_uppercase())
+                    && word.chars().count() > 1
+                    && !TITLES.contains(
+                        &word
+                            .chars()
+                            .rev()
+                            .collect::<String>()
+                            .to_lowercase()
+                            .as_str(),
+                    )
+            }
+            _ => false,
+        };
+        if ends && more_words(i + 1) {
+            count += 1;
+        }
+    }
+    count
+}
+
+/// Abbreviations a `.` ends without ending the sentence.
+const TITLES: &[&str] = &[
+    "dr", "mr", "mrs", "ms", "prof", "st", "jr", "sr", "vs", "etc", "inc", "ltd", "co", "no", "mt",
+    "ave", "rd",
+];
+
 fn next_is_digit(chars: &[char], i: usize) -> bool {
     chars.get(i + 1).is_some_and(|c| c.is_ascii_digit())
 }
@@ -635,17 +681,19 @@ const CJK_NOT_ADDITIVE: &[&str] = &[
 const CJK_TIME: &str = "一二三四五六日天末";
 /// Particles, copulas, prepositions, pronouns and adverbs of time and degree.
 const CJK_FUNCTION: &str =
-    "的地得了着过呢吗吧啊呀嘛很都就在是把被和与及或这那个些已将从对向给于其他她它们我你您再";
+    "的地得了着过呢吗吧啊呀嘛很都就在是把被和与及或这那个些已将从对向给于其他她它们我你您再能";
 /// Adverbs of time and degree written with characters that mean something else alone.
 const CJK_FUNCTION_WORDS: &[&str] = &[
     "现在", "目前", "已经", "正在", "一直", "仍然", "通常", "平时", "总是", "依然", "如今", "当前",
     "眼下", "始终", "常常", "经常", "确实", "其实",
+    // Modal verbs, as English "can": 可以, 能够; 没法 / 无法 "cannot" (the negation stays one).
+    "可以", "能够", "没法", "无法",
 ];
 /// Words in which a function character carries meaning (过敏 "allergic", 会议 "meeting" …).
 const CJK_CONTENT_WORDS: &[&str] = &[
     "过敏", "会议", "开会", "周会", "例会", "经理", "经验", "目标", "正式", "他人", "对象", "现金",
     "前端", "前台", "要求", "重要", "需要", "会员", "社会", "机会", "其他", "为了", "因为", "作为",
-    "认为", "成为", "以为", "行为",
+    "认为", "成为", "以为", "行为", "能力", "功能", "可能", "技能", "性能", "智能", "能源",
 ];
 
 /// CJK predicate markers: a copula or common verb; the subject is what comes before the
@@ -716,6 +764,15 @@ mod tests {
         assert_eq!(name("porto"), Kind::Value(ValueKind::Name));
         assert_eq!(name("ben"), Kind::Value(ValueKind::Name));
         assert_eq!(tokens("on Mondays")[1].kind, Kind::Value(ValueKind::Time));
+    }
+
+    #[test]
+    fn sentences_are_counted_past_titles_and_decimals() {
+        assert_eq!(sentences("The user's dentist is Dr. Chen."), 1);
+        assert_eq!(sentences("The budget is 1.2M!"), 1);
+        assert_eq!(sentences("Thanks, Melanie. It means a lot."), 2);
+        assert_eq!(sentences("Wow! Congrats on winning! What game was it?"), 3);
+        assert_eq!(sentences("用户住在上海。他在腾讯工作"), 2);
     }
 
     #[test]

@@ -192,3 +192,20 @@ async fn completions(State(script): State<Arc<Script>>, Json(body): Json<Value>)
     }))
     .into_response()
 }
+
+/// A client of `base_url` (a scripted server's) as the optional model calls use it: one
+/// attempt, the reply's JSON Schema sent as `response_format`.
+pub fn client(base_url: &str) -> hindsight::distill::llm::LlmClient {
+    use hindsight::distill::llm::{LlmClient, LlmConfig, StructuredOutput};
+    LlmClient::new(LlmConfig {
+        base_url: base_url.to_owned(),
+        model: "scripted-model".to_owned(),
+        api_key: Some("sk-test".into()),
+        timeout: Duration::from_secs(2),
+        retries: 0,
+        backoff: Duration::from_millis(10),
+        max_tokens: 64,
+        structured_output: StructuredOutput::JsonSchema,
+    })
+    .unwrap()
+}

@@ -528,6 +528,37 @@ pub async fn distill_budget_dedup_against_memories_and_auto_approve(f: Fixture) 
     );
 }
 
+/// A pending candidate drafted by a model in namespace `jobs` from `episodes`, unkeyed.
+fn drafted(
+    content: &str,
+    episodes: &[MemoryId],
+    fingerprint: &str,
+    embedding: Vec<f32>,
+) -> hindsight::store::Candidate {
+    let now = Utc::now();
+    hindsight::store::Candidate {
+        id: uuid::Uuid::now_v7(),
+        namespace: "jobs".to_owned(),
+        content: content.to_owned(),
+        entity: None,
+        attribute: None,
+        confidence: 0.8,
+        source_ids: episodes.to_vec(),
+        fingerprint: fingerprint.to_owned(),
+        method: DistillMethod::Llm,
+        model: Some("m".to_owned()),
+        prompt_version: Some("distill-v1".to_owned()),
+        status: CandidateStatus::Pending,
+        reviewer: None,
+        reviewed_at: None,
+        note: None,
+        memory_id: None,
+        created_at: now,
+        updated_at: now,
+        embedding,
+    }
+}
+
 /// Approve writes through the write path (an edit and an importance; a keyed fact supersedes
 /// the older one); reject needs a note; a decided candidate is not decided again.
 pub async fn candidates_are_approved_through_the_write_path_and_rejected_with_a_note(f: Fixture) {
@@ -550,25 +581,14 @@ pub async fn candidates_are_approved_through_the_write_path_and_rejected_with_a_
     let episodes = theme(&f, "the user opened the project in helix again", 3).await;
     let now = Utc::now();
     let draft = |content: &str, keyed: bool| Candidate {
-        id: uuid::Uuid::now_v7(),
-        namespace: "jobs".to_owned(),
-        content: content.to_owned(),
         entity: keyed.then(|| "user".to_owned()),
         attribute: keyed.then(|| "editor".to_owned()),
-        confidence: 0.8,
-        source_ids: episodes.clone(),
-        fingerprint: "f1".to_owned(),
-        method: DistillMethod::Llm,
-        model: Some("m".to_owned()),
-        prompt_version: Some("distill-v1".to_owned()),
-        status: CandidateStatus::Pending,
-        reviewer: None,
-        reviewed_at: None,
-        note: None,
-        memory_id: None,
-        created_at: now,
-        updated_at: now,
-        embedding: vec![0.0; f.service.embedder().dimension()],
+        ..drafted(
+            content,
+            &episodes,
+            "f1",
+            vec![0.0; f.service.embedder().dimension()],
+        )
     };
     let (editor, vague) = (
         draft("The user's editor is helix.", true),
@@ -725,33 +745,13 @@ pub async fn a_candidate_that_corrects_a_memory_says_so_before_approval(f: Fixtu
         "The weekly report goes out on Wednesdays",
         "the user edits code in Helix.",
     ] {
-        drafts.push(Candidate {
-            id: uuid::Uuid::now_v7(),
-            namespace: "jobs".to_owned(),
-            content: content.to_owned(),
-            entity: None,
-            attribute: None,
-            confidence: 0.8,
-            source_ids: episodes.clone(),
-            fingerprint: "f-corrects".to_owned(),
-            method: DistillMethod::Llm,
-            model: Some("m".to_owned()),
-            prompt_version: Some("distill-v1".to_owned()),
-            status: CandidateStatus::Pending,
-            reviewer: None,
-            reviewed_at: None,
-            note: None,
-            memory_id: None,
-            created_at: now,
-            updated_at: now,
-            embedding: f
-                .service
-                .embedder()
-                .embed(&[content.to_owned()])
-                .await
-                .unwrap()
-                .remove(0),
-        });
+        let embedding = f.service.embedder().embed(&[content.to_owned()]).await;
+        drafts.push(drafted(
+            content,
+            &episodes,
+            "f-corrects",
+            embedding.unwrap().remove(0),
+        ));
     }
     assert!(
         f.db.record_cluster(&DistilledCluster {
