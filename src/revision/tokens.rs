@@ -179,17 +179,15 @@ fn word_end(chars: &[char], start: usize) -> usize {
         let between = |ok: fn(char) -> bool| {
             i > start && ok(chars[i - 1]) && chars.get(i + 1).is_some_and(|n| ok(*n) && !is_cjk(*n))
         };
-        if matches!(c, '\'' | '’') && between(char::is_alphabetic) {
-            i += 1;
-        } else if matches!(c, '.' | ',' | ':' | '/' | '-' | '_') && between(|c| c.is_ascii_digit())
-        {
-            i += 1;
-        } else if matches!(c, '.' | '-' | '_')
-            && between(|c| c.is_ascii_alphanumeric())
-            && (chars[start..i].iter().any(|c| c.is_ascii_digit())
-                || chars.get(i + 1).is_some_and(|c| c.is_ascii_digit()))
-        {
-            // v1.2-rc1, ABC-123: a code.
+        // An apostrophe inside a word; a number's marks between digits (1,200 · 10:30);
+        // a code's between letters and digits (v1.2-rc1, ABC-123).
+        let joins = (matches!(c, '\'' | '’') && between(char::is_alphabetic))
+            || (matches!(c, '.' | ',' | ':' | '/' | '-' | '_') && between(|c| c.is_ascii_digit()))
+            || (matches!(c, '.' | '-' | '_')
+                && between(|c| c.is_ascii_alphanumeric())
+                && (chars[start..i].iter().any(|c| c.is_ascii_digit())
+                    || chars.get(i + 1).is_some_and(|c| c.is_ascii_digit())));
+        if joins {
             i += 1;
         } else if c == '%' && i > start && chars[i - 1].is_ascii_digit() {
             i += 1;

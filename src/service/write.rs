@@ -77,7 +77,7 @@ impl Said {
 /// What a write does about the active memories that look like it (`MemoryService::decide`).
 enum Decision {
     /// It says what this one says: merged into it.
-    Merge(Memory),
+    Merge(Box<Memory>),
     /// Stored as a new row, retiring `replaces` (the look-alikes it updates).
     Store {
         replaces: Vec<MemoryId>,
@@ -392,7 +392,7 @@ impl MemoryService {
                 if let Some(unstored) = unstored {
                     self.store_unstored(unstored).await?;
                 }
-                self.merge_into(existing, valid, embedding).await
+                self.merge_into(*existing, valid, embedding).await
             }
             Decision::Store {
                 replaces,
@@ -476,7 +476,7 @@ impl MemoryService {
                     && FactKey::may_merge(key.as_ref(), m)
             });
         if let Some(repeat) = repeat {
-            return Ok(Decision::Merge(repeat));
+            return Ok(Decision::Merge(Box::new(repeat)));
         }
         let (namespace, memory_type) = (valid.namespace.as_str(), valid.memory_type);
         let revision_floor = f64::from(calibration(self.embedder.id()).revision_min_cosine);
@@ -532,7 +532,7 @@ impl MemoryService {
                 }
                 // Never two statements naming different values: the rules keep that one.
                 Some(Judged::Restatement) if relation.may_merge() && key.is_none() => {
-                    return Ok(Decision::Merge(m));
+                    return Ok(Decision::Merge(Box::new(m)));
                 }
                 Some(Judged::Distinct) => {
                     if sim > threshold && look_alike.is_none() {
@@ -551,7 +551,7 @@ impl MemoryService {
                 // rewording only above it.
                 let restated = relation == Relation::Restatement && threshold < 1.0;
                 if key.is_none() && (sim > threshold || restated) {
-                    return Ok(Decision::Merge(m));
+                    return Ok(Decision::Merge(Box::new(m)));
                 }
             } else if sim > threshold && look_alike.is_none() {
                 look_alike = Some((m.id, relation.as_str()));

@@ -716,7 +716,7 @@ pub async fn candidates_are_approved_through_the_write_path_and_rejected_with_a_
 /// corrects (no key needed), or merge into one it restates; approving it then does just that.
 pub async fn a_candidate_that_corrects_a_memory_says_so_before_approval(f: Fixture) {
     use hindsight::service::review::{self, Approval};
-    use hindsight::store::{Candidate, ClusterOutcome, DistilledCluster};
+    use hindsight::store::{ClusterOutcome, DistilledCluster};
     let write = |content: &str| hindsight::service::WriteRequest {
         content: content.to_owned(),
         memory_type: Some("semantic".to_owned()),

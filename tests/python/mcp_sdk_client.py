@@ -71,6 +71,32 @@ async def exercise(session, transport):
     after = structured(await session.call_tool("memory_search", {"query": "pull requests", "namespace": "py-sdk"}))
     check(f"{transport}: forgotten memory is not returned", after["memories"] == [], after)
 
+    # A correction retires what it corrects (kept, deprecated); a look-alike that is also true
+    # stays beside it; the results say which.
+    namespace = f"py-sdk-revise-{transport}"
+    older = structured(await session.call_tool("memory_write", {
+        "content": "The user is allergic to penicillin", "memory_type": "semantic",
+        "namespace": namespace, "occurred_at": "2025-03-01T10:00:00Z",
+    }))
+    newer = structured(await session.call_tool("memory_write", {
+        "content": "The user is not allergic to penicillin", "memory_type": "semantic",
+        "namespace": namespace, "occurred_at": "2025-03-04T10:00:00Z",
+    }))
+    check(f"{transport}: a negation retires the older memory",
+          newer["status"] == "stored" and newer["reason"] == "update:polarity"
+          and newer["superseded"] == [older["memory_id"]], newer)
+    found = structured(await session.call_tool("memory_search", {
+        "query": "is the user allergic to penicillin", "namespace": namespace,
+    }))
+    check(f"{transport}: only the correction is found",
+          [m["id"] for m in found["memories"]] == [newer["memory_id"]], found)
+    other = structured(await session.call_tool("memory_write", {
+        "content": "The user is allergic to peanuts", "memory_type": "semantic",
+        "namespace": namespace,
+    }))
+    check(f"{transport}: another allergy stays beside it",
+          other["status"] == "stored" and other["superseded"] == [], other)
+
 
 async def over_stdio(data_dir):
     params = StdioServerParameters(command=BINARY, args=["mcp", "--data-dir", data_dir], env={**os.environ})
