@@ -1,4 +1,6 @@
-//! `memory_write`: importance gate → dedup/merge → entity-attribute supersede → store → index.
+//! `memory_write`: importance gate → the decision against its look-alikes (merge a restatement,
+//! retire what it updates, or store it beside them: `decide`, `revision`) and the keyed
+//! supersede → store → index.
 
 use chrono::{Duration, Utc};
 use serde_json::json;
@@ -29,7 +31,7 @@ const DEDUP_CANDIDATES: usize = 5;
 /// --large-namespaces`: five namespaces of 20k turn pairs, `probe_recall`), 1.2 % of the
 /// lines' own vectors not among the probe's candidates at 64, 0.4 % at 128 and 0.3 % at 256
 /// (what is left is not the beam's): near-duplicates of those points a write would store
-/// again (exact repeats the store finds first, `find_duplicate`). 128 loaded random
+/// again (exact repeats the store finds first, `decide`). 128 loaded random
 /// vectors as fast as 64 (568 and 511 writes/s against 518 and 538, runs interleaved on one
 /// machine; dedup and probe recall 1.0 at each).
 const PROBE_EF: usize = 128;
