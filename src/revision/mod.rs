@@ -25,6 +25,7 @@
 //!   - the newer sentence says it adds (also, too, another, again, 也, 还, 又) → both stay;
 //!   - the sentence tells of an event (a past-tense verb, "yesterday", "last week", 昨天 …):
 //!     two events → both stay;
+//!   - a number or time before the predicate changed too → another subject: both stay;
 //!   - the predicate holds several values at once (likes, speaks, visited, is allergic to, has
 //!     a …; 喜欢, 会说, 养 …) and no number stands in place of a number → both stay.
 //!
@@ -269,6 +270,7 @@ fn read_differences(a: &[Token], b: &[Token], values_differ: bool) -> Relation {
     }
     let (pa, pb) = (predicate(a), predicate(b));
     if let (Some(pa), Some(pb)) = (pa, pb) {
+        let mut before_and_after = (false, false);
         for h in &slots {
             let before = h.a_end <= pa && h.b_end <= pb;
             let after = h.a_start > pa && h.b_start > pb;
@@ -279,6 +281,15 @@ fn read_differences(a: &[Token], b: &[Token], values_differ: bool) -> Relation {
                 // The predicate itself differs.
                 return Relation::Reworded { values_differ };
             }
+            before_and_after.0 |= before;
+            before_and_after.1 |= after;
+        }
+        if before_and_after == (true, true) {
+            // "Room B214 hosts the standup" / "Room B241 hosts the review": a number before
+            // the verb and words after it both changed — another subject saying something
+            // else. Alone, a number or time before the verb is an adverbial ("On Mondays the
+            // report goes out").
+            return Relation::Distinct(Apart::OtherSubject);
         }
     } else if !slots.iter().all(is_number_or_time) {
         // Without a predicate only a number or a time reads as a value wherever it stands
@@ -644,6 +655,11 @@ mod tests {
             Relation::Distinct(Apart::ManyValued),
         );
         check("The user has two dogs", "The user has three dogs", VALUE);
+        check(
+            "Room B214 hosts the weekly standup",
+            "Room B241 hosts the design review",
+            Relation::Distinct(Apart::OtherSubject),
+        );
     }
 
     #[test]
