@@ -4,9 +4,9 @@
 //! near-duplicates (all-MiniLM-L6-v2: above 0.92), and "The user is allergic to penicillin"
 //! and "... is not allergic ..." too; merging either into the other loses what the user said.
 //!
-//! Each side must be one sentence (several are read as a rewording). The two sentences are
-//! aligned word by word (a longest common subsequence over stemmed,
-//! lower-cased tokens; Chinese a character a token) and what differs is read where it stands:
+//! Each side must be one sentence (several are read as a rewording). The two are aligned word
+//! by word (a longest common subsequence over stemmed, lower-cased tokens; Chinese a character
+//! a token) and what differs is read where it stands:
 //!
 //! - **Polarity**: one says not / never / no / n't / 不 / 没 / 未 / 无 … where the other does
 //!   not, and the rest is a restatement or an update → an update (the later one holds).
@@ -25,7 +25,8 @@
 //!   - the newer sentence says it adds (also, too, another, again, 也, 还, 又) → both stay;
 //!   - the sentence tells of an event (a past-tense verb, "yesterday", "last week", 昨天 …):
 //!     two events → both stay;
-//!   - a number or time before the predicate changed too → another subject: both stay;
+//!   - a number or code before the predicate changed as well as words after it ("Room B214
+//!     hosts the standup" / "Room B241 hosts the review") → another subject: both stay;
 //!   - the predicate holds several values at once (likes, speaks, visited, is allergic to, has
 //!     a …; 喜欢, 会说, 养 …) and no number stands in place of a number → both stay.
 //!
