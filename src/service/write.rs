@@ -80,11 +80,10 @@ impl Said {
 enum Decision {
     /// It says what this one says: merged into it.
     Merge(Box<Memory>),
-    /// Stored as a new row, retiring `replaces` (the look-alikes it updates).
+    /// Stored as a new row, retiring `replaces` (the look-alikes it updates, each with what
+    /// made it an update: `update:value`, `update:model` …).
     Store {
-        replaces: Vec<MemoryId>,
-        /// What made the first of them an update (`update:value`, `update:model` …).
-        update_reason: Option<&'static str>,
+        replaces: Vec<Retired>,
         /// The most similar memory above the dedup threshold that it did not merge into, and
         /// why (`distinct:…`): for its result.
         look_alike: Option<(MemoryId, &'static str)>,
@@ -398,7 +397,6 @@ impl MemoryService {
             }
             Decision::Store {
                 replaces,
-                update_reason,
                 look_alike,
             } => match unstored {
                 Some(unstored)
@@ -420,9 +418,7 @@ impl MemoryService {
                     if let Some(unstored) = unstored {
                         self.store_unstored(unstored).await?;
                     }
-                    let mut applied = self
-                        .insert_new(&valid, &embedding, &replaces, update_reason)
-                        .await?;
+                    let mut applied = self.insert_new(&valid, &embedding, &replaces).await?;
                     applied.result.note_look_alike(look_alike);
                     Ok(applied)
                 }
@@ -512,8 +508,12 @@ impl MemoryService {
             neighbours.sort_by(|a, b| b.0.total_cmp(&a.0));
         }
         let mut replaces = Vec::new();
-        let mut update_reason = None;
         let mut look_alike = None;
+        let retired = |m: Memory, reason: &str| Retired {
+            id: m.id,
+            content: m.content,
+            reason: reason.to_owned(),
+        };
         for (sim, m) in neighbours {
             let existing_key = FactKey::of(m.entity.as_deref(), m.attribute.as_deref());
             if key.is_some() && existing_key.is_some() {
@@ -528,8 +528,7 @@ impl MemoryService {
             };
             match judged {
                 Some(Judged::Update) => {
-                    update_reason.get_or_insert("update:model");
-                    replaces.push(m.id);
+                    replaces.push(retired(m, "update:model"));
                     continue;
                 }
                 // Never two statements naming different values: the rules keep that one.
@@ -545,8 +544,7 @@ impl MemoryService {
                 _ => {}
             }
             if let Relation::Update(_) = relation {
-                update_reason.get_or_insert(relation.as_str());
-                replaces.push(m.id);
+                replaces.push(retired(m, relation.as_str()));
             } else if relation.may_merge() {
                 // A keyed write keeps its key: it is not folded into a row without one. The
                 // same words but for function words merge below the threshold too; a
@@ -561,7 +559,6 @@ impl MemoryService {
         }
         Ok(Decision::Store {
             replaces,
-            update_reason,
             look_alike,
         })
     }
@@ -585,23 +582,8 @@ impl MemoryService {
         let mut preview = Preview::default();
         match self.decide(&valid, &embedding, &[], None).await? {
             Decision::Merge(m) => preview.merges_into = Some(m.id),
-            Decision::Store {
-                replaces,
-                update_reason,
-                ..
-            } => {
-                for m in self.store.get_many(&replaces).await? {
-                    let relation = revision::compare(&m.content, valid.content.as_str());
-                    let reason = match relation {
-                        Relation::Update(_) => relation.as_str(),
-                        _ => update_reason.unwrap_or("update:model"),
-                    };
-                    preview.retires.push(Retired {
-                        id: m.id,
-                        content: m.content,
-                        reason: reason.to_owned(),
-                    });
-                }
+            Decision::Store { replaces, .. } => {
+                preview.retires = replaces;
                 if let (Some(entity), Some(attribute)) = (&valid.entity, &valid.attribute) {
                     for m in self
                         .store
@@ -708,7 +690,7 @@ impl MemoryService {
         };
         let Some(merged) = self.store.merge(&update).await? else {
             // The duplicate stopped being active between the check and the merge.
-            return self.insert_new(&valid, &embedding, &[], None).await;
+            return self.insert_new(&valid, &embedding, &[]).await;
         };
         tracing::debug!(memory_id = %existing.id, "write merged into near-duplicate");
         let changed = if replace { vec![merged] } else { vec![] };
@@ -754,14 +736,14 @@ impl MemoryService {
         &self,
         valid: &ValidWrite,
         embedding: &[f32],
-        replaces: &[MemoryId],
-        update_reason: Option<&str>,
+        replaces: &[Retired],
     ) -> Result<Applied, ServiceError> {
         let memory = self.new_memory(valid, embedding);
         let now = memory.created_at;
+        let ids: Vec<MemoryId> = replaces.iter().map(|r| r.id).collect();
         // The store supersedes the fact's active rows in the insert's own transaction, so
         // concurrent writers of one fact (in any process) queue there instead of racing.
-        let inserted = self.store.insert_revising(&memory, replaces).await?;
+        let inserted = self.store.insert_revising(&memory, &ids).await?;
         let superseded_ids: Vec<_> = inserted.superseded.iter().map(|m| m.id).collect();
 
         let stored = memory
@@ -771,15 +753,12 @@ impl MemoryService {
         changed.extend(inserted.superseded);
         let mut result = stored_result(memory.id, inserted.superseded_by, superseded_ids);
         if result.reason.is_none() && !result.superseded.is_empty() {
-            // What made it an update: the look-alikes it retired, or the fact's key.
-            let retired_look_alike = changed.iter().any(|m| replaces.contains(&m.id));
-            result.reason = Some(
-                match update_reason {
-                    Some(reason) if retired_look_alike => reason,
-                    _ => "update:fact",
-                }
-                .to_owned(),
-            );
+            // What made it an update: the first look-alike it retired, or the fact's key.
+            let retired_look_alike = changed.iter().any(|m| ids.contains(&m.id));
+            result.reason = Some(match replaces.first() {
+                Some(first) if retired_look_alike => first.reason.clone(),
+                _ => "update:fact".to_owned(),
+            });
         }
         Ok(Applied { result, changed })
     }

@@ -55,9 +55,11 @@ async fn card(ops: &Guarded, candidate: Candidate) -> Result<Card, OperationErro
         browsing: true,
         ..SearchRequest::default()
     });
+    // The keyed fact's active versions, shown only where the approval preview could not be
+    // told (it names them itself).
     let supersedes = async {
         match (&c.entity, &c.attribute) {
-            (Some(entity), Some(attribute)) => {
+            (Some(entity), Some(attribute)) if detail.approval_would.is_none() => {
                 ops.list(ListRequest {
                     namespace: Some(c.namespace.clone()),
                     entity: Some(entity.clone()),
