@@ -1,6 +1,6 @@
 # syntax=docker/dockerfile:1
 # hindsight image: compiled in the Rust image, run from a slim Debian as a non-root user.
-# Build: docker build -t hindsight .     Run: see compose.yaml and README "Run with Docker Compose".
+# Build: docker build -t hindsight .     Run: see compose.yaml and docs/deployment.md.
 
 FROM rust:1.95-bookworm AS build
 WORKDIR /src

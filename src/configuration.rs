@@ -399,7 +399,7 @@ settings! {
     /// within 0.646–0.650), rrf 0.589 (k = 60), lexical alone 0.641, dense alone 0.387.
     search_fusion: FusionKind = FusionKind::Score,
     search_rrf_k: f64 = 60.0,
-    /// Unset: the embedder's own, 0.8 for builtin, 0.5 for a dense model (README).
+    /// Unset: the embedder's own, 0.8 for builtin, 0.5 for a dense model (docs/configuration.md).
     search_lexical_weight: Option<f64> = None,
     hnsw_m: usize = 16,
     hnsw_ef_construct: usize = 100,

@@ -278,3 +278,125 @@ fn the_floors_are_checked_against_a_real_reference() {
     );
     assert!(floor_of("domain") < floor_of("service"));
 }
+
+/// The paths a document names in backticks: tokens with a `/` or a file extension, leaving out
+/// routes (`/api`), placeholders (`<name>`), globs, Rust paths and URLs.
+fn named_paths(text: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for (i, part) in text.split('`').enumerate() {
+        if i % 2 == 0 {
+            continue;
+        }
+        let token = part.trim();
+        let looks_like_file = [
+            ".rs", ".md", ".toml", ".py", ".mjs", ".sh", ".yaml", ".json",
+        ]
+        .iter()
+        .any(|ext| token.ends_with(ext));
+        if token.is_empty()
+            || token.starts_with('/')
+            || token.starts_with("application/")
+            || token.starts_with("text/")
+            || token.contains(|c: char| c.is_whitespace() || "<>*…:\"'(){}=|$\\,".contains(c))
+            || !(token.contains('/') || looks_like_file)
+        {
+            continue;
+        }
+        found.push(token.to_owned());
+    }
+    found
+}
+
+/// Whether `path` exists from the repository root, `src/` or `tests/`; a bare file name may
+/// be anywhere under them.
+fn exists_in_repo(root: &Path, path: &str) -> bool {
+    let path = path.trim_end_matches('/');
+    if ["", "src", "tests"]
+        .iter()
+        .any(|base| root.join(base).join(path).exists())
+    {
+        return true;
+    }
+    if path.contains('/') {
+        return false;
+    }
+    let mut files = Vec::new();
+    for dir in ["src", "tests", "scripts", "docs"] {
+        all_files(&root.join(dir), &mut files);
+    }
+    files
+        .iter()
+        .any(|f| f.file_name().is_some_and(|n| n == path))
+}
+
+fn all_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            all_files(&path, out);
+        } else {
+            out.push(path);
+        }
+    }
+}
+
+/// ARCHITECTURE.md is a map: every path it names must be there.
+#[test]
+fn every_path_architecture_md_names_exists() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(root.join("ARCHITECTURE.md")).unwrap();
+    let named = named_paths(&text);
+    assert!(
+        named.len() > 40,
+        "the scan finds the map's paths: {named:?}"
+    );
+    let missing: Vec<&String> = named.iter().filter(|p| !exists_in_repo(root, p)).collect();
+    assert!(
+        missing.is_empty(),
+        "ARCHITECTURE.md names paths that do not exist: {missing:?}"
+    );
+}
+
+/// Every relative link in README.md and docs/ leads to a file that exists.
+#[test]
+fn every_link_in_readme_and_docs_resolves() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut pages = vec![root.join("README.md"), root.join("vendor/README.md")];
+    for entry in std::fs::read_dir(root.join("docs")).unwrap().flatten() {
+        if entry.path().extension().is_some_and(|e| e == "md") {
+            pages.push(entry.path());
+        }
+    }
+    let mut broken = Vec::new();
+    for page in &pages {
+        let text = std::fs::read_to_string(page).unwrap();
+        for link in text.split("](").skip(1) {
+            let Some(target) = link.split(')').next() else {
+                continue;
+            };
+            let target = target.split('#').next().unwrap_or_default();
+            if target.is_empty() || target.contains("://") || target.starts_with("mailto:") {
+                continue;
+            }
+            if !page.parent().unwrap().join(target).exists() {
+                broken.push(format!("{}: {target}", page.display()));
+            }
+        }
+    }
+    assert!(broken.is_empty(), "links to nothing: {broken:?}");
+}
+
+#[test]
+fn the_path_scan_finds_paths_and_leaves_the_rest() {
+    let text = "`src/lib.rs`, `index/edge.rs`, `/api/memories`, `jobs/<name>.toml`, \
+                `crate::store`, `Operations`, `mod.rs`, `docs/testing.md`";
+    assert_eq!(
+        named_paths(text),
+        ["src/lib.rs", "index/edge.rs", "mod.rs", "docs/testing.md"]
+    );
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    assert!(exists_in_repo(root, "index/edge.rs"));
+    assert!(exists_in_repo(root, "mod.rs"));
+    assert!(!exists_in_repo(root, "startup.rs"));
+    assert!(!exists_in_repo(root, "index/nowhere.rs"));
+}

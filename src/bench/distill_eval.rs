@@ -503,7 +503,7 @@ mod tests {
         );
     }
 
-    /// The built-in embedder's `fact_min_cosine` on the labelled pairs: the figures README
+    /// The built-in embedder's `fact_min_cosine` on the labelled pairs: the figures docs/review.md
     /// reports, held here so a change to the embedder or the threshold shows.
     #[tokio::test]
     async fn the_labelled_pairs_calibrate_the_builtin_threshold() {

@@ -8,7 +8,7 @@
 //! - cites an episode it has nothing to do with.
 //!
 //! Measured in the memories' own embedding space, so the thresholds are per embedder
-//! (`embed::calibration`, figures in README).
+//! (`embed::calibration`, figures in docs/review.md).
 
 pub use crate::embed::GroundingThresholds;
 use crate::embed::cosine;

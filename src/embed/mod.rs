@@ -63,7 +63,7 @@ pub struct GroundingThresholds {
 }
 
 /// Thresholds that depend on how an embedder spreads its similarities, by its id. Measured
-/// (README, "Thresholds per embedder"): built-in n-grams score paraphrases 0.5-0.7 and
+/// (docs/configuration.md, "Thresholds per embedder"): built-in n-grams score paraphrases 0.5-0.7 and
 /// unrelated sentences ~0.1; all-MiniLM-L6-v2 scores near-duplicates 0.98-0.99, paraphrases
 /// 0.71-0.87 and unrelated English sentences below 0.26. Dedup (0.92) suits both.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -104,7 +104,7 @@ pub fn calibration(embedder_id: &str) -> Calibration {
             revision_min_cosine: 0.35,
         }
     } else if embedder_id.starts_with("local:") {
-        // Measured with all-MiniLM-L6-v2 (`hindsight eval distill`, README): at 0.75 a
+        // Measured with all-MiniLM-L6-v2 (`hindsight eval distill`, docs/review.md): at 0.75 a
         // cluster holds 25 turns on average, at 0.8 13, each on one topic.
         Calibration {
             distill_min_cosine: 0.8,
@@ -136,7 +136,7 @@ pub fn calibration(embedder_id: &str) -> Calibration {
     }
 }
 
-/// Grounding for an embedder that sees meaning (measured with all-MiniLM-L6-v2; README).
+/// Grounding for an embedder that sees meaning (measured with all-MiniLM-L6-v2; docs/review.md).
 const DENSE_GROUNDING: GroundingThresholds = GroundingThresholds {
     min_centroid: 0.45,
     min_best: 0.4,

@@ -38,7 +38,7 @@ pub const SPEC: JobSpec = JobSpec {
 };
 
 /// The cluster threshold for an embedder (by its id): `embed::calibration`, measured with
-/// `hindsight eval distill` (README).
+/// `hindsight eval distill` (docs/review.md).
 pub fn default_min_cosine(embedder_id: &str) -> f32 {
     crate::embed::calibration(embedder_id).distill_min_cosine
 }
