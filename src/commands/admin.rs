@@ -2,6 +2,7 @@
 
 use hindsight::configuration::Settings;
 use hindsight::startup;
+use hindsight::store::AuditEntry;
 use serde_json::json;
 
 use super::connection::{print, with_operations};
@@ -13,11 +14,13 @@ pub async fn stats(settings: Settings) -> anyhow::Result<()> {
 
 /// Opening a store applies its pending migrations; report which database is now current.
 pub async fn migrate(settings: Settings) -> anyhow::Result<()> {
-    startup::open_store(&settings).await?;
+    let db = startup::open_database(&settings).await?;
     let database = match settings.postgres_url() {
         Some(_) => "postgresql",
         None => "sqlite",
     };
+    db.record_audit(&AuditEntry::operator_command("migrate", "ok").with_detail(database))
+        .await?;
     println!("{}", json!({"migrated": true, "database": database}));
     Ok(())
 }
@@ -34,6 +37,13 @@ pub async fn reindex(settings: Settings) -> anyhow::Result<()> {
     service
         .store()
         .meta_set(startup::EMBEDDER_NOTE_META_KEY, "")
+        .await?;
+    startup::open_database(&settings)
+        .await?
+        .record_audit(
+            &AuditEntry::operator_command("reindex", "ok")
+                .with_detail(format!("{done} rows with {}", service.embedder().id())),
+        )
         .await?;
     drop(lock);
     println!(

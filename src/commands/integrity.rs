@@ -1,9 +1,11 @@
 //! `hindsight verify` and `hindsight resign`: the row signatures, store-wide. Both read the
-//! database directly (like `migrate`: no index, no embedder), so they run beside a daemon.
+//! database directly (like `migrate`: no index, no embedder), so they run beside a daemon; each
+//! records what it did in the audit trail itself (`AuditEntry::operator_command`), as
+//! `Guarded` does for the commands that go through `Operations`.
 
 use hindsight::configuration::Settings;
 use hindsight::startup;
-use hindsight::store::{RowTable, resign_all, verify_all};
+use hindsight::store::{AuditEntry, RowTable, resign_all, verify_all};
 
 /// Rows done per table, on stderr (`progress.rs`).
 fn progress(reporter: &super::progress::Reporter, verb: &'static str) -> impl FnMut(RowTable, u64) {
@@ -16,6 +18,19 @@ pub async fn verify(settings: Settings) -> anyhow::Result<()> {
     let reporter = super::progress::Reporter::new();
     let report = verify_all(db.as_ref(), progress(&reporter, "verified")).await?;
     reporter.finish();
+    let outcome = match report.failed.len() {
+        0 => "ok".to_owned(),
+        n => format!("failed: {n} rows"),
+    };
+    db.record_audit(
+        &AuditEntry::operator_command("verify", outcome)
+            .with_ids(report.failed.iter().map(|row| row.id))
+            .with_detail(format!(
+                "{} rows, {} archived",
+                report.memories, report.archive
+            )),
+    )
+    .await?;
     println!("{}", serde_json::to_string_pretty(&report)?);
     if !report.failed.is_empty() {
         anyhow::bail!(
@@ -41,6 +56,21 @@ pub async fn resign(settings: Settings, all: bool, dry_run: bool) -> anyhow::Res
     let reporter = super::progress::Reporter::new();
     let report = resign_all(db.as_ref(), all, dry_run, progress(&reporter, "checked")).await?;
     reporter.finish();
+    if !dry_run {
+        // The ids are the rows accepted as they stand despite a failed check (`--all`): who
+        // vouched for them, and when, stays on record.
+        let mode = if all { "all" } else { "previous keys" };
+        db.record_audit(
+            &AuditEntry::operator_command("resign", "ok")
+                .with_ids(report.accepted.iter())
+                .with_detail(format!(
+                    "{mode}: {} rows signed, {} accepted despite a failed check",
+                    report.signed,
+                    report.accepted.len()
+                )),
+        )
+        .await?;
+    }
     println!("{}", serde_json::to_string_pretty(&report)?);
     Ok(())
 }

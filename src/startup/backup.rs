@@ -17,6 +17,8 @@ use sqlx::sqlite::SqliteConnectOptions;
 use super::StartupError;
 use crate::configuration::Settings;
 use crate::signing::signing_key_path;
+use crate::store::SqliteStore;
+use crate::store::{AuditEntry, AuditStore};
 
 /// The backup's manifest, `backup.json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -93,6 +95,17 @@ pub async fn backup(settings: &Settings, dir: &Path) -> Result<Manifest, Startup
         .map_err(crate::store::StoreError::from)?;
     sqlx::Connection::close(conn).await.ok();
     let (memories, archived) = check_copy(&target).await?;
+    // The source is never written (another process may own it): the backup is recorded in
+    // the copy's own audit trail, where a restore of it adds its entry next.
+    let copy = SqliteStore::open(&target, super::signer(settings)?).await?;
+    copy.record_audit(
+        &AuditEntry::operator_command("backup", "ok").with_detail(format!(
+            "{memories} rows, {archived} archived, from {}",
+            settings.data_dir.display()
+        )),
+    )
+    .await?;
+    copy.close().await;
     let key = signing_key_path(&settings.data_dir);
     let signing_key = if settings.signing_key.is_none() && key.exists() {
         copy_private(&key, &dir.join(KEY))?;
@@ -198,6 +211,15 @@ pub async fn restore(settings: &Settings, dir: &Path) -> Result<Restored, Startu
     let indexed = service.index().count().await?;
     service.flush().await?;
     drop(service);
+    super::open_database(settings)
+        .await?
+        .record_audit(
+            &AuditEntry::operator_command("restore", "ok").with_detail(format!(
+                "{memories} rows, {archived} archived, {indexed} indexed, from {}",
+                dir.display()
+            )),
+        )
+        .await?;
     drop(lock);
     Ok(Restored {
         data_dir: settings.data_dir.clone(),

@@ -16,7 +16,8 @@ pub struct AuditEntry {
     pub at: DateTime<Utc>,
     /// The caller: a token's name, or the operator's (`operator`, `cli`, `stdio`).
     pub actor: String,
-    /// `write`, `forget`, `approve`, `reject`, `token_create`, `token_revoke`.
+    /// `write`, `forget`, `approve`, `reject`, `token_create`, `token_revoke`; an operator's
+    /// store commands: `verify`, `resign`, `migrate`, `backup`, `restore`, `reindex`.
     pub action: String,
     pub namespace: Option<String>,
     /// What it touched: memory ids, a candidate id (and the memory it became).
@@ -25,6 +26,34 @@ pub struct AuditEntry {
     pub outcome: String,
     /// A short note without content (a token's name, a forget's mode).
     pub detail: Option<String>,
+}
+
+impl AuditEntry {
+    /// An entry for an operator's command run against the store directly (`verify`, `resign`,
+    /// `migrate`, `backup`, `restore`, `reindex`: commands that do not go through
+    /// `Operations`), made by the `cli` actor now.
+    pub fn operator_command(action: &str, outcome: impl Into<String>) -> Self {
+        Self {
+            id: 0,
+            at: Utc::now(),
+            actor: "cli".into(),
+            action: action.into(),
+            namespace: None,
+            ids: Vec::new(),
+            outcome: outcome.into(),
+            detail: None,
+        }
+    }
+
+    pub fn with_ids(mut self, ids: impl IntoIterator<Item = impl ToString>) -> Self {
+        self.ids = ids.into_iter().map(|id| id.to_string()).collect();
+        self
+    }
+
+    pub fn with_detail(mut self, detail: impl Into<String>) -> Self {
+        self.detail = Some(detail.into());
+        self
+    }
 }
 
 #[async_trait]

@@ -247,6 +247,9 @@ pub struct ResignReport {
     pub signed: u64,
     /// Rows that fail their check and were left as they are (without `--all`).
     pub failing_left: u64,
+    /// With `--all`: the rows that failed their check and were accepted as they stand (signed
+    /// with the current key), by id; the audit trail records them.
+    pub accepted: Vec<MemoryId>,
 }
 
 /// Sign again with the current key every row signed with a previous one, and with `all` also
@@ -271,7 +274,10 @@ pub async fn resign_all<S: IntegrityStore + MemoryStore + ?Sized>(
                 match signer.verify(row) {
                     Ok(crate::signing::Verified::Current) => {}
                     Ok(crate::signing::Verified::Previous) => chosen.push(row.id),
-                    Err(_) if all => chosen.push(row.id),
+                    Err(_) if all => {
+                        chosen.push(row.id);
+                        report.accepted.push(row.id);
+                    }
                     Err(_) => report.failing_left += 1,
                 }
             }

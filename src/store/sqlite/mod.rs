@@ -92,6 +92,13 @@ impl SqliteStore {
         Ok(store)
     }
 
+    /// Close both pools and wait for their connections to close, so the last one checkpoints
+    /// the WAL into the database file (a file about to be copied must hold everything).
+    pub async fn close(self) {
+        self.pool.close().await;
+        self.writer.close().await;
+    }
+
     /// Index every row (hot and archived) again when the stored terms were made under other
     /// rules than `lexical::VERSION`'s, a batch per transaction; then record the version. A
     /// no-op once done; a crash midway starts over at the next open (same values).
