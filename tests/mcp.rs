@@ -37,7 +37,28 @@ async fn exercise_tools(client: &common::Client) {
             "{} declares its output schema",
             tool.name
         );
+        // Standard JSON Schema: no Rust integer widths as formats, which clients' validators
+        // do not know (the TypeScript SDK warns on each call).
+        for schema in [
+            serde_json::to_value(&tool.input_schema).unwrap(),
+            serde_json::to_value(&tool.output_schema).unwrap(),
+        ] {
+            let odd = hindsight::mcp::schema::nonstandard_formats(&schema);
+            assert!(odd.is_empty(), "{}: {odd:?}", tool.name);
+        }
     }
+    let counts = serde_json::to_value(
+        &tools
+            .iter()
+            .find(|t| t.name == "memory_forget")
+            .unwrap()
+            .output_schema,
+    )
+    .unwrap();
+    assert_eq!(
+        counts["properties"]["forgotten"]["minimum"], 0,
+        "unsigned counts keep their bound: {counts}"
+    );
     let write_schema = serde_json::to_value(
         &tools
             .iter()

@@ -3,6 +3,7 @@
 
 pub mod descriptions;
 pub mod relay;
+pub mod schema;
 mod server;
 
 pub use server::HindsightMcp;

@@ -10,7 +10,7 @@ use rmcp::model::{Implementation, ServerCapabilities, ServerConfig};
 use rmcp::service::RequestContext;
 use rmcp::{Json, RoleServer, ServerHandler, tool, tool_handler, tool_router};
 
-use super::descriptions;
+use super::{descriptions, schema};
 use crate::auth::Principal;
 use crate::domain::Namespace;
 use crate::metrics::Metrics;
@@ -83,6 +83,13 @@ impl HindsightMcp {
         ] {
             if let Some(route) = tool_router.map.get_mut(name) {
                 route.attr.description = Some(description.into());
+            }
+        }
+        // Standard JSON Schema only: no Rust integer widths as formats (`schema.rs`).
+        for route in tool_router.map.values_mut() {
+            schema::standardise(Arc::make_mut(&mut route.attr.input_schema));
+            if let Some(output) = route.attr.output_schema.as_mut() {
+                schema::standardise(Arc::make_mut(output));
             }
         }
         Self {
