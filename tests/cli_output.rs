@@ -131,4 +131,18 @@ fn long_tasks_draw_a_bar_at_a_terminal_and_lines_in_a_log() {
         "a bar: {shown:?}"
     );
     assert!(shown.contains("\"reindexed\":1"), "{shown}");
+    // A store command records itself in the audit trail (it does not go through `Operations`).
+    let (ok, out, err) = hindsight(data.path(), jobs.path(), &["audit", "--json"]);
+    assert!(ok, "{err}");
+    let trail: Vec<Value> = serde_json::from_str(&out).unwrap();
+    let reindexes: Vec<&Value> = trail.iter().filter(|e| e["action"] == "reindex").collect();
+    assert_eq!(reindexes.len(), 2, "{trail:?}");
+    assert_eq!(reindexes[0]["actor"], "cli");
+    assert!(
+        reindexes[0]["detail"]
+            .as_str()
+            .unwrap()
+            .starts_with("1 rows with "),
+        "{trail:?}"
+    );
 }

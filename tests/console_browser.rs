@@ -296,11 +296,13 @@ impl Driver {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs Chromium, Firefox and their WebDriver servers: full tier"]
 async fn a_reviewer_approves_with_an_edit_rejects_and_finds_the_memory_in_chromium() {
     review_walk(Browser::Chromium).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs Chromium, Firefox and their WebDriver servers: full tier"]
 async fn a_reviewer_approves_with_an_edit_rejects_and_finds_the_memory_in_firefox() {
     review_walk(Browser::Firefox).await;
 }
@@ -315,7 +317,7 @@ async fn review_walk(kind: Browser) {
         .unwrap_or_else(|_| PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("console-screenshots"));
     std::fs::create_dir_all(&shots).unwrap();
     let browser = Driver::start(kind).await;
-    // Chromium's screenshots are the README's; Firefox's are named for it.
+    // Chromium's screenshots are docs/review.md's; Firefox's are named for it.
     let shot = |name: &str| match kind {
         Browser::Chromium => name.to_owned(),
         Browser::Firefox => format!("{}-{name}", kind.name()),

@@ -177,6 +177,7 @@ async fn sqlite_distill_survives_repeated_sigkill() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs PostgreSQL (HINDSIGHT_TEST_POSTGRES_URL, default 127.0.0.1:5432): full tier"]
 async fn postgres_distill_survives_repeated_sigkill() {
     let database = common::pg::TestDatabase::create().await;
     let data = tempfile::tempdir().unwrap();

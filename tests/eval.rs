@@ -1,7 +1,7 @@
 //! `hindsight eval retrieval` on a slice of LoCoMo's dev split (`../shared/data/locomo/`, beside
 //! the checkout, as CI lays it; `HINDSIGHT_TEST_LOCOMO` names another copy): the binary writes
 //! one conversation's turns through the write path, asks its questions per arm and prints one
-//! JSON report per arm. The full split's figures are in README.
+//! JSON report per arm. The full split's figures are in docs/search.md.
 
 mod common;
 
@@ -9,6 +9,7 @@ use serde_json::Value;
 
 /// `bench embed` with the local model: 20-word queries cut from the turns, and bulk.
 #[test]
+#[ignore = "needs the all-MiniLM-L6-v2 weights and LoCoMo: full tier"]
 fn bench_embed_times_queries_and_bulk_with_the_local_model() {
     let data = tempfile::tempdir().unwrap();
     let model = common::minilm_dir();
@@ -117,6 +118,7 @@ fn bench_search_loads_with_concurrent_writers() {
 }
 
 #[test]
+#[ignore = "needs LoCoMo (../shared/data/locomo beside the checkout, HINDSIGHT_TEST_LOCOMO): full tier"]
 fn eval_retrieval_reports_each_arm_on_a_locomo_slice() {
     let locomo = common::locomo();
     let data = tempfile::tempdir().unwrap();

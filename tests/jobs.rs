@@ -863,10 +863,10 @@ pub async fn capacity_eviction_archives_the_lowest_ranked_until_under_the_limit(
 }
 
 macro_rules! jobs_suite {
-    ($backend:ident, $open:expr) => {
+    ($backend:ident, $open:expr, $attrs:tt) => {
         mod $backend {
             use super::*;
-            jobs_suite!(@tests $open;
+            jobs_suite!(@tests $open, $attrs;
                 a_candidate_that_corrects_a_memory_says_so_before_approval,
                 expire_expires_due_rows_in_batches_and_drops_their_points,
                 archive_takes_cold_rows_out_of_search_and_restore_brings_them_back,
@@ -894,13 +894,15 @@ macro_rules! jobs_suite {
             );
         }
     };
-    (@tests $open:expr; $($test:ident),* $(,)?) => {
-        $(
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn $test() {
-                super::$test($open.await).await;
-            }
-        )*
+    (@tests $open:expr, $attrs:tt; $($test:ident),* $(,)?) => {
+        $( jobs_suite!(@one $attrs, $open, $test); )*
+    };
+    (@one [$($attr:tt)*], $open:expr, $test:ident) => {
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        $($attr)*
+        async fn $test() {
+            super::$test($open.await).await;
+        }
     };
 }
 
@@ -926,12 +928,13 @@ async fn postgres() -> Fixture {
     Fixture::new(Arc::new(db), Box::new(database), Some(url), None).await
 }
 
-jobs_suite!(sqlite_backend, sqlite());
-jobs_suite!(postgres_backend, postgres());
+jobs_suite!(sqlite_backend, sqlite(), []);
+jobs_suite!(postgres_backend, postgres(), [#[ignore = "needs PostgreSQL (HINDSIGHT_TEST_POSTGRES_URL, default 127.0.0.1:5432): full tier"]]);
 
 /// Two replicas on one PostgreSQL database: while one runs a job, the other's tick of the same
 /// job is skipped (the database lock), and the same tick is never run twice (the claim).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs PostgreSQL (HINDSIGHT_TEST_POSTGRES_URL, default 127.0.0.1:5432): full tier"]
 async fn postgres_replicas_never_run_one_job_twice_at_once() {
     let f = postgres().await;
     let gate = Gate::new();

@@ -657,6 +657,7 @@ async fn sqlite_crash_safety_under_repeated_sigkill() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs PostgreSQL (HINDSIGHT_TEST_POSTGRES_URL, default 127.0.0.1:5432): full tier"]
 async fn postgres_crash_safety_under_repeated_sigkill() {
     let database = common::pg::TestDatabase::create().await;
     let data = tempfile::tempdir().unwrap();
@@ -687,6 +688,7 @@ async fn sqlite_object_sink_crash_safety_under_repeated_sigkill() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs PostgreSQL (HINDSIGHT_TEST_POSTGRES_URL, default 127.0.0.1:5432): full tier"]
 async fn postgres_object_sink_crash_safety_under_repeated_sigkill() {
     let database = common::pg::TestDatabase::create().await;
     let data = tempfile::tempdir().unwrap();
@@ -707,6 +709,7 @@ async fn postgres_object_sink_crash_safety_under_repeated_sigkill() {
 /// configured by the standard `AWS_*` variables): archive to a bucket, list it, restore.
 /// `HINDSIGHT_TEST_S3_ENDPOINT` names the server (.ci/run starts moto's); without it, this fails.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs an S3-compatible server (HINDSIGHT_TEST_S3_ENDPOINT): full tier"]
 async fn archive_to_s3_and_restore_through_the_cli() {
     let endpoint = std::env::var("HINDSIGHT_TEST_S3_ENDPOINT").expect(
         "HINDSIGHT_TEST_S3_ENDPOINT must name an S3-compatible server (.ci/run starts moto_server)",

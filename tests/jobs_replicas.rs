@@ -79,6 +79,7 @@ async fn replica_child() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs PostgreSQL (HINDSIGHT_TEST_POSTGRES_URL, default 127.0.0.1:5432): full tier"]
 async fn replicas_run_every_tick_exactly_once() {
     const SECONDS: u64 = 60;
     let database = common::pg::TestDatabase::create().await;

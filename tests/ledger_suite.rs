@@ -164,24 +164,26 @@ pub async fn runs_with_a_stale_heartbeat_become_interrupted(ledger: Arc<dyn RunL
 }
 
 macro_rules! ledger_suite {
-    ($backend:ident, $open:expr) => {
+    ($backend:ident, $open:expr, $attrs:tt) => {
         mod $backend {
             use super::*;
-            ledger_suite!(@tests $open;
+            ledger_suite!(@tests $open, $attrs;
                 one_claim_per_tick_among_racing_replicas,
                 outcomes_history_and_last_success,
                 runs_with_a_stale_heartbeat_become_interrupted,
             );
         }
     };
-    (@tests $open:expr; $($test:ident),* $(,)?) => {
-        $(
-            #[tokio::test]
-            async fn $test() {
-                let (_guard, ledger) = $open.await;
-                super::$test(ledger).await;
-            }
-        )*
+    (@tests $open:expr, $attrs:tt; $($test:ident),* $(,)?) => {
+        $( ledger_suite!(@one $attrs, $open, $test); )*
+    };
+    (@one [$($attr:tt)*], $open:expr, $test:ident) => {
+        #[tokio::test]
+        $($attr)*
+        async fn $test() {
+            let (_guard, ledger) = $open.await;
+            super::$test(ledger).await;
+        }
     };
 }
 
@@ -193,7 +195,7 @@ async fn sqlite() -> (tempfile::TempDir, Arc<dyn RunLedger>) {
     (dir, Arc::new(store))
 }
 
-ledger_suite!(sqlite_backend, sqlite());
+ledger_suite!(sqlite_backend, sqlite(), []);
 
 async fn postgres() -> (common::pg::TestDatabase, Arc<dyn RunLedger>) {
     let db = common::pg::TestDatabase::create().await;
@@ -203,7 +205,7 @@ async fn postgres() -> (common::pg::TestDatabase, Arc<dyn RunLedger>) {
     (db, Arc::new(store))
 }
 
-ledger_suite!(postgres_backend, postgres());
+ledger_suite!(postgres_backend, postgres(), [#[ignore = "needs PostgreSQL (HINDSIGHT_TEST_POSTGRES_URL, default 127.0.0.1:5432): full tier"]]);
 
 #[test]
 fn every_suite_function_runs_on_every_backend() {

@@ -35,6 +35,7 @@ async fn service_sharing(db: &TestDatabase, index: Arc<dyn VectorIndex>) -> Memo
 /// once: writers of the key queue in the database, exactly one stays active, the rest are
 /// superseded, and no write fails.
 #[tokio::test]
+#[ignore = "needs PostgreSQL (HINDSIGHT_TEST_POSTGRES_URL, default 127.0.0.1:5432): full tier"]
 async fn concurrent_writers_on_one_database_leave_one_active_fact() {
     let db = TestDatabase::create().await;
     let dir = tempfile::tempdir().unwrap();
@@ -129,6 +130,7 @@ impl VectorIndex for AsShared {
 /// server do) write the same memory at once: the per-scope lock in the database makes each dedup
 /// probe see the other's row, so it is stored once and merged into after.
 #[tokio::test]
+#[ignore = "needs PostgreSQL (HINDSIGHT_TEST_POSTGRES_URL, default 127.0.0.1:5432): full tier"]
 async fn concurrent_near_duplicates_across_services_are_stored_once() {
     let db = TestDatabase::create().await;
     let dir = tempfile::tempdir().unwrap();
@@ -184,6 +186,7 @@ async fn concurrent_near_duplicates_across_services_are_stored_once() {
 /// second writer read the first's row, so each round ends with exactly one active and the
 /// other retired by it.
 #[tokio::test]
+#[ignore = "needs PostgreSQL (HINDSIGHT_TEST_POSTGRES_URL, default 127.0.0.1:5432): full tier"]
 async fn concurrent_corrections_across_services_leave_one_active() {
     let db = TestDatabase::create().await;
     let dir = tempfile::tempdir().unwrap();
@@ -233,6 +236,7 @@ async fn concurrent_corrections_across_services_leave_one_active() {
 /// `hindsight serve` with `database_url = postgres://…`: memories written over MCP are in
 /// PostgreSQL, survive a restart, and `hindsight migrate` / `stats` work against it.
 #[tokio::test]
+#[ignore = "needs PostgreSQL (HINDSIGHT_TEST_POSTGRES_URL, default 127.0.0.1:5432): full tier"]
 async fn the_daemon_serves_from_postgres() {
     let db = TestDatabase::create().await;
     let dir = tempfile::tempdir().unwrap();
@@ -279,6 +283,13 @@ async fn the_daemon_serves_from_postgres() {
         serde_json::from_slice::<Value>(&output.stdout).unwrap()
     };
     assert_eq!(cli(&["migrate"])["database"], "postgresql");
+    let migrations: Vec<Value> = serde_json::from_value(cli(&["audit", "--json"])).unwrap();
+    assert!(
+        migrations
+            .iter()
+            .any(|e| e["action"] == "migrate" && e["detail"] == "postgresql"),
+        "the migration is in the audit trail: {migrations:?}"
+    );
     assert_eq!(cli(&["stats"])["total"], 1);
 
     let daemon = Daemon::start(dir.path(), &env).await;
@@ -321,6 +332,7 @@ const SHARED_KEY: &str = "replicas-share-this-signing-key-0123456789";
 
 /// A replica with a key of its own is refused, naming the fix, even before any row exists.
 #[tokio::test]
+#[ignore = "needs PostgreSQL (HINDSIGHT_TEST_POSTGRES_URL, default 127.0.0.1:5432): full tier"]
 async fn a_replica_with_another_signing_key_is_refused() {
     let db = TestDatabase::create().await;
     let env = [("HINDSIGHT_DATABASE_URL", db.url.as_str())];
@@ -338,6 +350,7 @@ async fn a_replica_with_another_signing_key_is_refused() {
 /// writes: the second is refused with the remedy, and can start once the first is gone — even
 /// when the first was killed with SIGKILL (the server drops the dead session's lock).
 #[tokio::test]
+#[ignore = "needs PostgreSQL (HINDSIGHT_TEST_POSTGRES_URL, default 127.0.0.1:5432): full tier"]
 async fn a_second_daemon_with_an_embedded_index_is_refused() {
     let db = TestDatabase::create().await;
     // Replicas share one signing key (each data dir would otherwise make its own, and the
@@ -381,19 +394,13 @@ async fn a_second_daemon_with_an_embedded_index_is_refused() {
 }
 
 /// Replicas: two daemons on one PostgreSQL and one Qdrant server; a write through either is
-/// found through both, and a forget through one is honoured by the other. Needs `QDRANT_URL`
-/// (no Qdrant server can run on this machine); without it the test says so on stderr.
+/// found through both, and a forget through one is honoured by the other. The scale-out tier:
+/// needs `QDRANT_URL` (a Qdrant server's gRPC URL); without it, it fails saying so.
 #[tokio::test]
-async fn replicas_share_one_database_and_one_qdrant_index() {
-    use std::io::Write;
-    let Ok(qdrant_url) = std::env::var("QDRANT_URL") else {
-        let _ = writeln!(
-            std::io::stderr(),
-            "SKIPPED postgres::replicas_share_one_database_and_one_qdrant_index: QDRANT_URL is \
-             not set (no Qdrant server can run on this machine); set it to a server's gRPC URL"
-        );
-        return;
-    };
+#[ignore = "needs PostgreSQL and a Qdrant server (QDRANT_URL): scale-out tier, docs/testing.md"]
+async fn qdrant_server_tier_replicas_share_one_database_and_one_qdrant_index() {
+    let qdrant_url = std::env::var("QDRANT_URL")
+        .expect("QDRANT_URL is not set: this test needs a Qdrant server (its gRPC URL)");
     let db = TestDatabase::create().await;
     let collection = format!("hindsight_test_{}", uuid::Uuid::new_v4().simple());
     let env = [
@@ -469,6 +476,7 @@ async fn replicas_share_one_database_and_one_qdrant_index() {
 /// collection), once, and leaves a partly filled one alone (other replicas' writes may be in
 /// flight) — where an embedded index would be rebuilt.
 #[tokio::test]
+#[ignore = "needs PostgreSQL (HINDSIGHT_TEST_POSTGRES_URL, default 127.0.0.1:5432): full tier"]
 async fn a_starting_replica_refills_an_empty_shared_index_and_never_drops_one() {
     let db = TestDatabase::create().await;
     let dir = tempfile::tempdir().unwrap();
@@ -544,6 +552,7 @@ fn imported_rows(from: usize, n: usize) -> Vec<hindsight::store::StoredRow> {
 }
 
 #[tokio::test]
+#[ignore = "needs PostgreSQL (HINDSIGHT_TEST_POSTGRES_URL, default 127.0.0.1:5432): full tier"]
 async fn an_import_analyses_the_tables_it_fills() {
     use hindsight::store::TransferStore;
     let db = TestDatabase::create().await;
@@ -578,6 +587,7 @@ async fn an_import_analyses_the_tables_it_fills() {
 /// the md5 key (`memories_active_content`), not read the scope's rows. The server's own
 /// count of the key's scans says which it did.
 #[tokio::test]
+#[ignore = "needs PostgreSQL (HINDSIGHT_TEST_POSTGRES_URL, default 127.0.0.1:5432): full tier"]
 async fn the_repeat_lookup_seeks_its_index() {
     use hindsight::domain::MemoryType;
     use hindsight::store::TransferStore;

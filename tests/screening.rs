@@ -12,6 +12,7 @@ use hindsight::service::{SearchRequest, WriteRequest, WriteStatus};
 use serde_json::json;
 
 #[test]
+#[ignore = "needs LoCoMo (../shared/data/locomo beside the checkout, HINDSIGHT_TEST_LOCOMO): full tier"]
 fn the_poisoned_corpus_is_caught_and_benign_chat_is_not_flagged() {
     let corpus = load_corpus(
         &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/screening/poisoned.jsonl"),

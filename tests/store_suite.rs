@@ -1499,10 +1499,10 @@ pub async fn import_rows_keeps_every_column_and_fails_whole_on_a_held_fact(store
 }
 
 macro_rules! store_suite {
-    ($backend:ident, $open:expr) => {
+    ($backend:ident, $open:expr, $attrs:tt) => {
         mod $backend {
             use super::*;
-            store_suite!(@tests $open;
+            store_suite!(@tests $open, $attrs;
                 insert_get_roundtrip,
                 insert_many_stores_all_or_none,
                 supersede_deprecates_in_the_same_transaction,
@@ -1532,14 +1532,16 @@ macro_rules! store_suite {
             );
         }
     };
-    (@tests $open:expr; $($test:ident),* $(,)?) => {
-        $(
-            #[tokio::test]
-            async fn $test() {
-                let (_guard, store) = $open.await;
-                super::$test(&*store).await;
-            }
-        )*
+    (@tests $open:expr, $attrs:tt; $($test:ident),* $(,)?) => {
+        $( store_suite!(@one $attrs, $open, $test); )*
+    };
+    (@one [$($attr:tt)*], $open:expr, $test:ident) => {
+        #[tokio::test]
+        $($attr)*
+        async fn $test() {
+            let (_guard, store) = $open.await;
+            super::$test(&*store).await;
+        }
     };
 }
 
@@ -1552,7 +1554,7 @@ async fn sqlite() -> (tempfile::TempDir, Arc<dyn Database>) {
     (dir, Arc::new(store))
 }
 
-store_suite!(sqlite_backend, sqlite());
+store_suite!(sqlite_backend, sqlite(), []);
 
 /// A fresh PostgreSQL database per test on the server at `HINDSIGHT_TEST_POSTGRES_URL`
 /// (default: this machine's 127.0.0.1:5432, user postgres), dropped when the guard drops.
@@ -1564,7 +1566,7 @@ async fn postgres() -> (common::pg::TestDatabase, Arc<dyn Database>) {
     (db, Arc::new(store))
 }
 
-store_suite!(postgres_backend, postgres());
+store_suite!(postgres_backend, postgres(), [#[ignore = "needs PostgreSQL (HINDSIGHT_TEST_POSTGRES_URL, default 127.0.0.1:5432): full tier"]]);
 
 /// A migrator holding only the first migration: a database as an earlier release left it.
 async fn first_release_migrator(backend: &str) -> sqlx::migrate::Migrator {
@@ -1648,6 +1650,7 @@ async fn sqlite_upgrade_fills_the_lexical_index_of_existing_rows() {
 }
 
 #[tokio::test]
+#[ignore = "needs PostgreSQL (HINDSIGHT_TEST_POSTGRES_URL, default 127.0.0.1:5432): full tier"]
 async fn postgres_upgrade_fills_the_lexical_index_of_existing_rows() {
     let db = common::pg::TestDatabase::create().await;
     let ids: Vec<Uuid> = OLD_ROWS.iter().map(|_| Uuid::now_v7()).collect();
@@ -1783,6 +1786,7 @@ async fn sqlite_reindexes_terms_made_under_older_rules() {
 
 /// The same on PostgreSQL.
 #[tokio::test]
+#[ignore = "needs PostgreSQL (HINDSIGHT_TEST_POSTGRES_URL, default 127.0.0.1:5432): full tier"]
 async fn postgres_reindexes_terms_made_under_older_rules() {
     let db = common::pg::TestDatabase::create().await;
     let open = async || {

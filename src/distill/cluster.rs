@@ -273,7 +273,6 @@ fn group(labels: &Array1<Option<usize>>, min_points: usize) -> Clustering {
 #[cfg(test)]
 mod tests {
     use std::collections::HashMap;
-    use std::time::Instant;
 
     use rand::rngs::StdRng;
     use rand::seq::SliceRandom;
@@ -690,23 +689,6 @@ mod tests {
                 reference: 0,
                 expected: 2
             })
-        );
-    }
-
-    /// Runtime of a realistic window: 1,000 384-dimensional vectors (40 themes of 20, 200 noise).
-    /// Not an assertion; run with `cargo test --lib distill -- --ignored --nocapture`.
-    #[test]
-    #[ignore = "a timing print, not a check"]
-    fn time_a_thousand_vectors() {
-        let (vectors, _) = synthetic(3, 40, 20, 200);
-        let started = Instant::now();
-        let clustering = cluster(&vectors, &ClusterParams::default()).expect("valid input");
-        eprintln!(
-            "clustered {} {DIM}-d vectors in {:?}: {} themes, {} noise",
-            vectors.len(),
-            started.elapsed(),
-            clustering.clusters.len(),
-            clustering.noise.len()
         );
     }
 }
