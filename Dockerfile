@@ -11,7 +11,7 @@ COPY . .
 RUN --mount=type=cache,target=/usr/local/cargo/registry \
     --mount=type=cache,target=/src/target \
     CARGO_PROFILE_RELEASE_DEBUG=false CARGO_PROFILE_RELEASE_STRIP=symbols \
-    cargo build --release --locked && cp target/release/hindsight /hindsight
+    cargo build --release --locked -p hindsight && cp target/release/hindsight /hindsight
 
 FROM debian:bookworm-slim
 # ca-certificates: TLS to hosted embedding / LLM endpoints and Qdrant Cloud.

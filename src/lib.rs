@@ -2,7 +2,6 @@
 //! See ARCHITECTURE.md for the map.
 
 pub mod auth;
-pub mod bench;
 pub mod configuration;
 pub mod distill;
 pub mod domain;

@@ -20,7 +20,7 @@ const FLOORS: &[&[&str]] = &[
     &["operations"],
     &["mcp"],
     &["http"],
-    &["startup", "bench"],
+    &["startup"],
 ];
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {

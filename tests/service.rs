@@ -9,7 +9,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use async_trait::async_trait;
 use chrono::{Duration, Utc};
-use hindsight::bench::RandomEmbedder;
 use hindsight::domain::{Content, Importance, MemoryType, Namespace, NewMemory, Status};
 use hindsight::embed::{BuiltinEmbedder, Embedder};
 use hindsight::index::{Hit, IndexError, IndexPoint, IndexQuery, VectorIndex};
@@ -1422,7 +1421,11 @@ async fn add_stray_point(dir: &std::path::Path) {
     index
         .upsert(vec![IndexPoint {
             id: uuid::Uuid::now_v7(),
-            vector: RandomEmbedder::new(index.dimension()).vector("stray"),
+            vector: BuiltinEmbedder::default()
+                .embed(&["stray".to_owned()])
+                .await
+                .unwrap()
+                .remove(0),
             namespace: "default".into(),
             memory_type: MemoryType::Semantic,
             status: Status::Active,
@@ -1492,7 +1495,7 @@ async fn a_changed_embedder_refuses_to_search_until_reindexed() {
         service.flush().await.unwrap();
         id
     };
-    let other: Arc<dyn Embedder> = Arc::new(RandomEmbedder::new(64));
+    let other: Arc<dyn Embedder> = Arc::new(Another64);
     let index = common::open_index(dir.path(), other.dimension()).await;
     let mut service = common::service_with(dir.path(), index, other.clone()).await;
     let err = service
@@ -1622,5 +1625,30 @@ async fn one_search_covers_several_namespaces_ranked_together() {
     ] {
         let err = service.search(&request).await.unwrap_err().to_string();
         assert!(err.contains(field), "{err}");
+    }
+}
+
+/// An embedder of another vector space (64 dimensions), for the mismatch refusal.
+struct Another64;
+
+#[async_trait]
+impl Embedder for Another64 {
+    fn id(&self) -> &str {
+        "another-space/64"
+    }
+
+    fn dimension(&self) -> usize {
+        64
+    }
+
+    async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, hindsight::embed::EmbedError> {
+        Ok(texts
+            .iter()
+            .map(|text| {
+                let mut v = vec![0.0; 64];
+                v[text.len() % 64] = 1.0;
+                v
+            })
+            .collect())
     }
 }

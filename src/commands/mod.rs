@@ -2,10 +2,8 @@
 
 mod admin;
 mod audit;
-mod bench;
 mod candidates;
 mod connection;
-mod eval;
 mod integrity;
 mod jobs;
 mod listing;
@@ -124,15 +122,50 @@ enum Command {
     Backup { dir: PathBuf },
     /// Put a backup from DIR into an empty data dir and rebuild its index.
     Restore { dir: PathBuf },
-    /// Quality evaluations on real data (LoCoMo), printed as JSON.
-    #[command(subcommand)]
-    Eval(eval::EvalCommand),
-    /// Benchmarks, printed as JSON.
-    #[command(subcommand)]
-    Bench(bench::BenchCommand),
+    /// Quality evaluations on real data (LoCoMo), printed as JSON: runs `hindsight-bench`.
+    #[command(disable_help_flag = true)]
+    Eval {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
+    /// Benchmarks, printed as JSON: runs `hindsight-bench`.
+    #[command(disable_help_flag = true)]
+    Bench {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
+}
+
+/// `hindsight bench|eval …`: the benches and evals are the `hindsight-bench` binary (a
+/// workspace member, kept out of the daemon), run beside this one with the same arguments.
+fn run_bench_binary() -> anyhow::Result<()> {
+    let exe = std::env::current_exe()?;
+    let bench = match std::env::var_os("HINDSIGHT_BENCH_BIN") {
+        Some(path) => PathBuf::from(path),
+        None => exe.with_file_name(format!("hindsight-bench{}", std::env::consts::EXE_SUFFIX)),
+    };
+    anyhow::ensure!(
+        bench.exists(),
+        "`hindsight bench` and `hindsight eval` are the hindsight-bench binary, and {} is \
+         missing: build it with `cargo build --release --workspace` (or set HINDSIGHT_BENCH_BIN)",
+        bench.display()
+    );
+    let status = std::process::Command::new(&bench)
+        .args(std::env::args_os().skip(1))
+        .env("HINDSIGHT_BIN", &exe)
+        .status()
+        .map_err(|e| anyhow::anyhow!("{}: {e}", bench.display()))?;
+    match status.code() {
+        Some(0) => Ok(()),
+        Some(code) => std::process::exit(code),
+        None => anyhow::bail!("{} was stopped by a signal", bench.display()),
+    }
 }
 
 pub async fn run(cli: Cli) -> anyhow::Result<()> {
+    if matches!(cli.command, Command::Bench { .. } | Command::Eval { .. }) {
+        return run_bench_binary();
+    }
     let mut flags = Layer {
         data_dir: cli.data_dir,
         database_url: cli.database_url.map(|url| Some(url.as_str().into())),
@@ -161,8 +194,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             print!("{}", settings.to_masked_toml());
             Ok(())
         }
-        Command::Bench(command) => bench::run(settings, command).await,
-        Command::Eval(command) => eval::run(settings, command).await,
+        Command::Bench { .. } | Command::Eval { .. } => run_bench_binary(),
         Command::Jobs(command) => jobs::run(settings, command).await,
         Command::Archive(command) => jobs::archive(settings, command).await,
         Command::Candidates(command) => candidates::run(settings, command).await,

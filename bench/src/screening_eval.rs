@@ -10,7 +10,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::BenchError;
-use crate::screening::Screen;
+use hindsight::screening::Screen;
 
 #[derive(Debug, Clone, Deserialize)]
 pub struct Poisoned {

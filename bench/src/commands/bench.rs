@@ -2,7 +2,7 @@
 //! size and backend).
 
 use clap::Subcommand;
-use hindsight::bench::BenchBackend;
+use hindsight_bench::BenchBackend;
 use hindsight::configuration::Settings;
 
 #[derive(Debug, Subcommand)]
@@ -138,6 +138,23 @@ fn backends(names: &[String], postgres_server: &str) -> anyhow::Result<Vec<Bench
         .collect()
 }
 
+/// The daemon these benches start as child processes: `HINDSIGHT_BIN`, else the `hindsight`
+/// binary beside this one (cargo builds both into the same target directory).
+fn daemon_binary() -> anyhow::Result<std::path::PathBuf> {
+    if let Some(path) = std::env::var_os("HINDSIGHT_BIN") {
+        return Ok(path.into());
+    }
+    let exe = std::env::current_exe()?;
+    let beside = exe.with_file_name(format!("hindsight{}", std::env::consts::EXE_SUFFIX));
+    anyhow::ensure!(
+        beside.exists(),
+        "this bench starts the daemon, and {} is missing: build it (`cargo build --release \
+         --workspace`) or set HINDSIGHT_BIN",
+        beside.display()
+    );
+    Ok(beside)
+}
+
 pub async fn run(settings: Settings, command: BenchCommand) -> anyhow::Result<()> {
     // One progress reporter for the whole command (`progress.rs`): bars at a terminal.
     let reporter = super::progress::Reporter::new();
@@ -145,14 +162,14 @@ pub async fn run(settings: Settings, command: BenchCommand) -> anyhow::Result<()
         BenchCommand::Console { locomo, n, fetches } => {
             anyhow::ensure!(fetches >= 1, "--fetches: must be at least 1");
             let conversations =
-                hindsight::bench::locomo::load(&locomo).map_err(|e| anyhow::anyhow!("{e}"))?;
-            let exe = std::env::current_exe()?;
-            let options = hindsight::bench::console::ConsoleBenchOptions {
+                hindsight_bench::locomo::load(&locomo).map_err(|e| anyhow::anyhow!("{e}"))?;
+            let exe = daemon_binary()?;
+            let options = hindsight_bench::console::ConsoleBenchOptions {
                 exe: &exe,
                 n,
                 fetches,
             };
-            let report = hindsight::bench::console::console_bench(
+            let report = hindsight_bench::console::console_bench(
                 conversations,
                 &options,
                 &|phase, done, total| reporter.tick(phase, done, total),
@@ -172,12 +189,12 @@ pub async fn run(settings: Settings, command: BenchCommand) -> anyhow::Result<()
             memory_limit_mb,
             hnsw_ef_construct,
         } => {
-            use hindsight::bench::transfer::{ImportBench, ImportCorpus};
-            let exe = std::env::current_exe()?;
+            use hindsight_bench::transfer::{ImportBench, ImportCorpus};
+            let exe = daemon_binary()?;
             let corpus = match locomo {
                 None => ImportCorpus::Fixed,
                 Some(path) => {
-                    let conversations = hindsight::bench::locomo::load(&path)
+                    let conversations = hindsight_bench::locomo::load(&path)
                         .map_err(|e| anyhow::anyhow!("{e}"))?;
                     if large_namespaces {
                         ImportCorpus::locomo_pairs(conversations)
@@ -194,7 +211,7 @@ pub async fn run(settings: Settings, command: BenchCommand) -> anyhow::Result<()
                         memory_limit_mb,
                         hnsw_ef_construct,
                     };
-                    let report = hindsight::bench::transfer::transfer_bench(
+                    let report = hindsight_bench::transfer::transfer_bench(
                         &exe,
                         &bench,
                         backend,
@@ -223,14 +240,14 @@ pub async fn run(settings: Settings, command: BenchCommand) -> anyhow::Result<()
         } => {
             let backends = backends(&backend, &postgres_server)?;
             let corpus = match locomo {
-                None => hindsight::bench::Corpus::Synthetic,
+                None => hindsight_bench::Corpus::Synthetic,
                 Some(path) => {
-                    let conversations = hindsight::bench::locomo::load(&path)
+                    let conversations = hindsight_bench::locomo::load(&path)
                         .map_err(|e| anyhow::anyhow!("{e}"))?;
                     if one_namespace {
-                        hindsight::bench::Corpus::LocomoOneNamespace(conversations)
+                        hindsight_bench::Corpus::LocomoOneNamespace(conversations)
                     } else {
-                        hindsight::bench::Corpus::Locomo(conversations)
+                        hindsight_bench::Corpus::Locomo(conversations)
                     }
                 }
             };
@@ -243,7 +260,7 @@ pub async fn run(settings: Settings, command: BenchCommand) -> anyhow::Result<()
                 for backend in &backends {
                     // Each run in a fresh temporary directory, removed afterwards.
                     let dir = tempfile::tempdir()?;
-                    let bench = hindsight::bench::SearchBench {
+                    let bench = hindsight_bench::SearchBench {
                         corpus: &corpus,
                         rules: rules.clone(),
                         n: size,
@@ -254,7 +271,7 @@ pub async fn run(settings: Settings, command: BenchCommand) -> anyhow::Result<()
                         batch: usize::from(batch),
                         progress: &|phase, done, total| reporter.tick(phase, done, total),
                     };
-                    let report = hindsight::bench::search_bench(dir.path(), backend, &bench)
+                    let report = hindsight_bench::search_bench(dir.path(), backend, &bench)
                         .await
                         .map_err(|e| anyhow::anyhow!("{e}"))?;
                     reporter.finish();
@@ -274,9 +291,9 @@ pub async fn run(settings: Settings, command: BenchCommand) -> anyhow::Result<()
                 "--words: must be 1..=500, got {words}"
             );
             let conversations =
-                hindsight::bench::locomo::load(&locomo).map_err(|e| anyhow::anyhow!("{e}"))?;
+                hindsight_bench::locomo::load(&locomo).map_err(|e| anyhow::anyhow!("{e}"))?;
             let embedder = hindsight::startup::embedder(&settings).await?;
-            let report = hindsight::bench::embed::embed_bench(
+            let report = hindsight_bench::embed::embed_bench(
                 &conversations,
                 embedder,
                 words,
@@ -315,14 +332,14 @@ pub async fn run(settings: Settings, command: BenchCommand) -> anyhow::Result<()
                     } else {
                         format!("file://{}", dir.path().join("objects").display())
                     };
-                    let options = hindsight::bench::jobs::JobsBenchOptions {
+                    let options = hindsight_bench::jobs::JobsBenchOptions {
                         rows: size,
                         dimension,
                         batch_size,
                         workers,
                         sink: sink_url,
                     };
-                    let report = hindsight::bench::jobs::jobs_bench(
+                    let report = hindsight_bench::jobs::jobs_bench(
                         dir.path(),
                         &backend,
                         &options,

@@ -19,9 +19,9 @@ use chrono::{Duration, Utc};
 use serde::{Deserialize, Serialize};
 
 use super::BenchError;
-use crate::domain::Status;
-use crate::embed::Embedder;
-use crate::service::{MemoryService, Rules, SearchRequest, WriteRequest, WriteResult, WriteStatus};
+use hindsight::domain::Status;
+use hindsight::embed::Embedder;
+use hindsight::service::{MemoryService, Rules, SearchRequest, WriteRequest, WriteResult, WriteStatus};
 
 /// The labelled pairs shipped with the binary.
 pub const PAIRS: &str = include_str!("update_pairs.jsonl");
@@ -158,7 +158,7 @@ fn round(x: f64) -> f64 {
 }
 
 /// What the newer write did, by its result.
-fn decided(result: &WriteResult, older: crate::domain::MemoryId) -> Outcome {
+fn decided(result: &WriteResult, older: hindsight::domain::MemoryId) -> Outcome {
     match result.status {
         WriteStatus::Merged => Outcome::Merge,
         _ if result.superseded.contains(&older) || result.superseded_by == Some(older) => {
@@ -242,7 +242,7 @@ pub async fn updates_eval(
                 .embed(&[pair.older.clone(), pair.newer.clone()])
                 .await?;
             let cosine = match vectors.as_slice() {
-                [a, b] => f64::from(crate::embed::cosine(a, b)),
+                [a, b] => f64::from(hindsight::embed::cosine(a, b)),
                 _ => f64::NAN,
             };
             misses.push(Miss {

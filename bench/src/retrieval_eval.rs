@@ -17,9 +17,9 @@ use serde_json::Value;
 
 use super::BenchError;
 use super::locomo::{Conversation, Turn};
-use crate::configuration::SearchArms;
-use crate::embed::Embedder;
-use crate::service::{MemoryService, Rules, SearchHit, SearchRequest, WriteRequest, WriteStatus};
+use hindsight::configuration::SearchArms;
+use hindsight::embed::Embedder;
+use hindsight::service::{MemoryService, Rules, SearchHit, SearchRequest, WriteRequest, WriteStatus};
 
 const CATEGORIES: [(u8, &str); 4] = [
     (1, "multi_hop"),
@@ -184,7 +184,7 @@ pub async fn retrieval_eval(
     let (mut skipped_turns, mut skipped_evidence_turns) = (0, 0);
     let (mut retired_turns, mut retired_evidence_turns) = (0, 0);
     // Each stored turn's memory, for the turns a later one retired.
-    let mut turn_of: std::collections::HashMap<crate::domain::MemoryId, &Turn> =
+    let mut turn_of: std::collections::HashMap<hindsight::domain::MemoryId, &Turn> =
         std::collections::HashMap::new();
     let mut retired_examples = Vec::new();
     for conversation in conversations {

@@ -12,10 +12,10 @@ use chrono::{Duration, Utc};
 use serde::Serialize;
 
 use super::{BenchBackend, BenchError, RandomEmbedder, ScratchDatabase, rss_mb};
-use crate::index::{EdgeIndex, HnswParams};
-use crate::jobs::{ConfiguredJob, Runner, TickOutcome};
-use crate::service::{MemoryService, Rules};
-use crate::store::{Database, MemoryStore, PoolSize, PostgresStore, SqliteStore};
+use hindsight::index::{EdgeIndex, HnswParams};
+use hindsight::jobs::{ConfiguredJob, Runner, TickOutcome};
+use hindsight::service::{MemoryService, Rules};
+use hindsight::store::{Database, MemoryStore, PoolSize, PostgresStore, SqliteStore};
 
 #[derive(Debug, Serialize)]
 pub struct JobsBenchReport {
@@ -61,7 +61,7 @@ pub async fn jobs_bench(
     match backend {
         BenchBackend::Sqlite => {
             let db = Arc::new(
-                SqliteStore::open(&dir.join("bench.db"), crate::signing::Signer::ephemeral())
+                SqliteStore::open(&dir.join("bench.db"), hindsight::signing::Signer::ephemeral())
                     .await?,
             );
             let loader = Loader::Sqlite(db.clone());
@@ -74,7 +74,7 @@ pub async fn jobs_bench(
                     PostgresStore::connect(
                         &scratch.url(),
                         PoolSize { min: 2, max: 10 },
-                        crate::signing::Signer::ephemeral(),
+                        hindsight::signing::Signer::ephemeral(),
                     )
                     .await?,
                 );
@@ -136,7 +136,7 @@ async fn run(
         format!("cron = \"0 * * * * *\"\nbatch_size = {batch_size}\n"),
     )?;
     let jobs: Vec<ConfiguredJob> =
-        crate::jobs::load_jobs(&jobs_dir, &crate::jobs::JobEnv::default())?;
+        hindsight::jobs::load_jobs(&jobs_dir, &hindsight::jobs::JobEnv::default())?;
     let runner = Runner::new(
         jobs,
         service.clone(),

@@ -61,7 +61,7 @@ impl Daemon {
             .spawn()?;
         let pid = child.id().ok_or("the daemon has no pid")?;
         while started.elapsed() < wait {
-            if let Some(endpoint) = crate::lock::read_endpoint(data_dir)
+            if let Some(endpoint) = hindsight::lock::read_endpoint(data_dir)
                 && endpoint.pid == pid
                 && let Ok(r) = reqwest::get(endpoint.url.replace("/mcp", "/healthz")).await
                 && r.status().is_success()

@@ -170,3 +170,37 @@ fn eval_retrieval_reports_each_arm_on_a_locomo_slice() {
     assert!(hit10(0) > 0.4, "lexical: {}", reports[0]);
     assert!(hit10(2) > 0.4, "hybrid: {}", reports[2]);
 }
+
+/// `hindsight eval updates` on a slice of the shipped pairs, as a user runs it (the daemon's
+/// binary running this one with its arguments): every pair of
+/// the slice decided as its class says, nothing lost. (The full figures are in docs/updates.md.)
+#[test]
+fn eval_updates_on_a_slice_loses_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = std::process::Command::new(common::daemon())
+        .args([
+            "eval",
+            "updates",
+            "--classes",
+            "value,polarity,restatement,other_subject",
+        ])
+        .env("HINDSIGHT_DATA_DIR", dir.path())
+        .env("HINDSIGHT_EMBEDDER", "builtin")
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(report["eval"], "updates");
+    assert_eq!(report["lost"], 0, "{report}");
+    assert!(report["pairs"].as_u64().unwrap() >= 100, "{report}");
+    for class in ["value", "polarity", "restatement", "other_subject"] {
+        let right = report["per_class"][class]["decided_right"]
+            .as_f64()
+            .unwrap();
+        assert!(right >= 0.9, "{class}: {right} ({report})");
+    }
+}

@@ -21,13 +21,13 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use super::BenchError;
-use crate::distill::grounding::Grounding;
-use crate::domain::{Content, Importance, MemoryId, MemoryType, Namespace, NewMemory};
-use crate::embed::{Embedder, cosine};
-use crate::index::{EdgeIndex, HnswParams};
-use crate::jobs::{JobEnv, Runner, TickOutcome};
-use crate::service::{MemoryService, Rules};
-use crate::store::{Database, DistillStore, MemoryStore, SqliteStore};
+use hindsight::distill::grounding::Grounding;
+use hindsight::domain::{Content, Importance, MemoryId, MemoryType, Namespace, NewMemory};
+use hindsight::embed::{Embedder, cosine};
+use hindsight::index::{EdgeIndex, HnswParams};
+use hindsight::jobs::{JobEnv, Runner, TickOutcome};
+use hindsight::service::{MemoryService, Rules};
+use hindsight::store::{Database, DistillStore, MemoryStore, SqliteStore};
 
 /// The distill parameters to evaluate (the job's own, from `jobs/distill.toml`'s keys).
 #[derive(Debug, Clone, Serialize)]
@@ -202,13 +202,13 @@ pub async fn distill_eval(
     if let Some(n) = options.conversations {
         conversations.truncate(n);
     }
-    let fact_min_cosine = crate::embed::calibration(embedder.id()).fact_min_cosine;
+    let fact_min_cosine = hindsight::embed::calibration(embedder.id()).fact_min_cosine;
     let coverage_pairs = calibrate_pairs(embedder.as_ref(), fact_min_cosine).await?;
 
     let db = Arc::new(
         SqliteStore::open(
             &scratch.join("eval.db"),
-            crate::signing::Signer::ephemeral(),
+            hindsight::signing::Signer::ephemeral(),
         )
         .await?,
     );
@@ -277,7 +277,7 @@ pub async fn distill_eval(
             options.min_cosine, options.min_points, options.dedup_cosine, options.grounding
         ),
     )?;
-    let jobs = crate::jobs::load_jobs(&jobs_dir, env)?
+    let jobs = hindsight::jobs::load_jobs(&jobs_dir, env)?
         .into_iter()
         .filter(|j| j.settings.name == "distill")
         .collect();
@@ -483,7 +483,7 @@ fn ratio(part: usize, whole: usize) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::embed::BuiltinEmbedder;
+    use hindsight::embed::BuiltinEmbedder;
 
     #[test]
     fn citing_the_right_turn_while_saying_something_else_covers_nothing() {
@@ -508,7 +508,7 @@ mod tests {
     #[tokio::test]
     async fn the_labelled_pairs_calibrate_the_builtin_threshold() {
         let embedder = BuiltinEmbedder::new();
-        let threshold = crate::embed::calibration(embedder.id()).fact_min_cosine;
+        let threshold = hindsight::embed::calibration(embedder.id()).fact_min_cosine;
         let calibration = calibrate_pairs(&embedder, threshold).await.unwrap();
         assert_eq!(calibration.pairs, 40);
         assert!(calibration.precision >= 0.9, "{calibration:?}");

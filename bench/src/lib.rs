@@ -11,11 +11,11 @@ use futures::StreamExt;
 use rand::{Rng, SeedableRng};
 use serde::Serialize;
 
-use crate::domain::{MemoryId, MemoryType};
-use crate::embed::{EmbedError, Embedder, l2_normalize};
-use crate::index::{EdgeIndex, HnswParams};
-use crate::service::{BatchWrite, MemoryService, Rules, SearchRequest, WriteRequest, WriteStatus};
-use crate::store::{MemoryStore, PoolSize, PostgresStore, SqliteStore};
+use hindsight::domain::{MemoryId, MemoryType};
+use hindsight::embed::{EmbedError, Embedder, l2_normalize};
+use hindsight::index::{EdgeIndex, HnswParams};
+use hindsight::service::{BatchWrite, MemoryService, Rules, SearchRequest, WriteRequest, WriteStatus};
+use hindsight::store::{MemoryStore, PoolSize, PostgresStore, SqliteStore};
 
 mod cgroup;
 pub mod console;
@@ -36,20 +36,20 @@ pub(crate) async fn scratch_store(
     dimension: usize,
 ) -> Result<
     (
-        std::sync::Arc<dyn crate::store::MemoryStore>,
-        std::sync::Arc<dyn crate::index::VectorIndex>,
+        std::sync::Arc<dyn hindsight::store::MemoryStore>,
+        std::sync::Arc<dyn hindsight::index::VectorIndex>,
     ),
     BenchError,
 > {
-    let store = crate::store::SqliteStore::open(
+    let store = hindsight::store::SqliteStore::open(
         &scratch.join("eval.db"),
-        crate::signing::Signer::ephemeral(),
+        hindsight::signing::Signer::ephemeral(),
     )
     .await?;
-    let index = crate::index::EdgeIndex::open(
+    let index = hindsight::index::EdgeIndex::open(
         &scratch.join("index"),
         dimension,
-        crate::index::HnswParams::default(),
+        hindsight::index::HnswParams::default(),
     )
     .await?;
     Ok((std::sync::Arc::new(store), std::sync::Arc::new(index)))
@@ -95,7 +95,7 @@ impl RandomEmbedder {
         let base = self.seeded(base);
         let mut noise = self.seeded(text);
         // Both are unit vectors: the cosine is the noise's component along the base.
-        let along = crate::embed::cosine(&noise, &base);
+        let along = hindsight::embed::cosine(&noise, &base);
         noise
             .iter_mut()
             .zip(&base)
@@ -361,7 +361,7 @@ async fn index_recall_at_10(
             .filter(|(_, i)| synthetic_scope(**i).0 == namespace)
             .map(|(id, i)| {
                 let v = embedder.vector(&synthetic_text(*i, in_flight));
-                (crate::embed::cosine(&query, &v), *id)
+                (hindsight::embed::cosine(&query, &v), *id)
             })
             .collect();
         exact.sort_by(|a, b| b.0.total_cmp(&a.0));
@@ -417,8 +417,8 @@ pub(crate) async fn found_in_top_10(
     namespace: &str,
     exact: impl IntoIterator<Item = MemoryId>,
 ) -> Result<usize, BenchError> {
-    use crate::domain::Status;
-    use crate::index::{IndexQuery, VectorIndex};
+    use hindsight::domain::Status;
+    use hindsight::index::{IndexQuery, VectorIndex};
     let hits = index
         .search(IndexQuery {
             vector,
@@ -559,7 +559,7 @@ pub async fn search_bench(
     match backend {
         BenchBackend::Sqlite => {
             let store = Arc::new(
-                SqliteStore::open(&dir.join("bench.db"), crate::signing::Signer::ephemeral())
+                SqliteStore::open(&dir.join("bench.db"), hindsight::signing::Signer::ephemeral())
                     .await?,
             );
             run(dir, store, backend, bench).await
@@ -571,7 +571,7 @@ pub async fn search_bench(
                     PostgresStore::connect(
                         &scratch.url(),
                         PoolSize { min: 5, max: 20 },
-                        crate::signing::Signer::ephemeral(),
+                        hindsight::signing::Signer::ephemeral(),
                     )
                     .await?,
                 );
@@ -805,9 +805,9 @@ mod tests {
             let base = embedder.vector(&format!("synthetic memory number {i}"));
             let text = format!("{NEAR_DUPLICATE_OF}synthetic memory number {i}");
             let near = embedder.vector(&text);
-            let cos = crate::embed::cosine(&base, &near);
+            let cos = hindsight::embed::cosine(&base, &near);
             assert!((0.929..=0.971).contains(&cos), "{text}: cosine {cos}");
-            assert!((crate::embed::cosine(&near, &near) - 1.0).abs() < 1e-5);
+            assert!((hindsight::embed::cosine(&near, &near) - 1.0).abs() < 1e-5);
         }
     }
 }

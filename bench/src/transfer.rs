@@ -22,11 +22,11 @@ use super::{
     BenchBackend, BenchError, RandomEmbedder, ScratchDatabase, Tick, found_in_top_10,
     locomo_turn_at, percentile, probe_stride, status_mb,
 };
-use crate::domain::{MemoryId, MemoryType};
-use crate::embed::{BuiltinEmbedder, Embedder};
-use crate::index::{EdgeIndex, HnswParams, VectorIndex};
-use crate::service::probe_query;
-use crate::transfer::{FORMAT_VERSION, Header, MemoryLine};
+use hindsight::domain::{MemoryId, MemoryType};
+use hindsight::embed::{BuiltinEmbedder, Embedder};
+use hindsight::index::{EdgeIndex, HnswParams, VectorIndex};
+use hindsight::service::probe_query;
+use hindsight::transfer::{FORMAT_VERSION, Header, MemoryLine};
 
 #[derive(Debug, Clone, Serialize)]
 pub struct TransferBenchReport {
@@ -398,7 +398,7 @@ async fn recall_at_10(
         let vector = corpus.vector(i, &line, &random);
         for &q in asking {
             let top = &mut best[q];
-            let score = crate::embed::cosine(&queries[q].1, &vector);
+            let score = hindsight::embed::cosine(&queries[q].1, &vector);
             if top.len() < RECALL_KEPT || score > top[top.len() - 1].0 {
                 let at = top.partition_point(|(s, _)| *s >= score);
                 top.insert(at, (score, i));

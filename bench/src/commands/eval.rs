@@ -2,7 +2,7 @@
 //! (benchmarks of what the system produces, not of its speed).
 
 use clap::Subcommand;
-use hindsight::bench::distill_eval::{DistillEvalOptions, distill_eval};
+use hindsight_bench::distill_eval::{DistillEvalOptions, distill_eval};
 use hindsight::configuration::{FusionKind, SearchArms, Settings};
 use hindsight::startup;
 
@@ -46,7 +46,7 @@ pub enum EvalCommand {
     /// the older, and how many writes were lost. One JSON object.
     Updates {
         /// Pairs as JSON Lines (default: the set shipped with hindsight,
-        /// src/bench/update_pairs.jsonl).
+        /// bench/src/update_pairs.jsonl).
         #[arg(long)]
         pairs: Option<std::path::PathBuf>,
         /// Only pairs of these classes (comma-separated).
@@ -95,7 +95,7 @@ pub async fn run(settings: Settings, command: EvalCommand) -> anyhow::Result<()>
     match command {
         EvalCommand::Distill(args) => distill(settings, args, &reporter).await,
         EvalCommand::Screening { locomo, corpus } => {
-            use hindsight::bench::screening_eval;
+            use hindsight_bench::screening_eval;
             let screen = hindsight::screening::Screen::load(&settings.screening_file)?;
             let poisoned =
                 screening_eval::load_corpus(&corpus).map_err(|e| anyhow::anyhow!("{e}"))?;
@@ -123,7 +123,7 @@ async fn updates(
     classes: Option<Vec<String>>,
     reporter: &super::progress::Reporter,
 ) -> anyhow::Result<()> {
-    use hindsight::bench::updates_eval;
+    use hindsight_bench::updates_eval;
     let text = match pairs {
         Some(path) => std::fs::read_to_string(path)
             .map_err(|e| anyhow::anyhow!("reading {}: {e}", path.display()))?,
@@ -204,13 +204,13 @@ async fn retrieval(
         settings.search_fusion = fusion;
     }
     let mut conversations =
-        hindsight::bench::locomo::load(locomo).map_err(|e| anyhow::anyhow!("{e}"))?;
+        hindsight_bench::locomo::load(locomo).map_err(|e| anyhow::anyhow!("{e}"))?;
     if let Some(limit) = limit {
         conversations.truncate(limit);
     }
     let embedder = startup::embedder(&settings).await?;
     let scratch = tempfile::tempdir()?;
-    let reports = hindsight::bench::retrieval_eval::retrieval_eval(
+    let reports = hindsight_bench::retrieval_eval::retrieval_eval(
         &conversations,
         scratch.path(),
         embedder,
