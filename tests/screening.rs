@@ -4,12 +4,9 @@
 
 mod common;
 
-use std::path::Path;
-
 use hindsight::screening::Screen;
 use hindsight::service::{SearchRequest, WriteRequest, WriteStatus};
 use serde_json::json;
-
 
 #[tokio::test]
 async fn each_action_through_the_write_path() {

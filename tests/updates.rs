@@ -489,7 +489,6 @@ fn every_suite_function_runs_on_every_backend() {
     );
 }
 
-
 fn update_model(
     base_url: &str,
     daily_calls: u64,

@@ -61,8 +61,11 @@ pub async fn jobs_bench(
     match backend {
         BenchBackend::Sqlite => {
             let db = Arc::new(
-                SqliteStore::open(&dir.join("bench.db"), hindsight::signing::Signer::ephemeral())
-                    .await?,
+                SqliteStore::open(
+                    &dir.join("bench.db"),
+                    hindsight::signing::Signer::ephemeral(),
+                )
+                .await?,
             );
             let loader = Loader::Sqlite(db.clone());
             run(dir, db, loader, backend, options, progress).await

@@ -14,7 +14,9 @@ use serde::Serialize;
 use hindsight::domain::{MemoryId, MemoryType};
 use hindsight::embed::{EmbedError, Embedder, l2_normalize};
 use hindsight::index::{EdgeIndex, HnswParams};
-use hindsight::service::{BatchWrite, MemoryService, Rules, SearchRequest, WriteRequest, WriteStatus};
+use hindsight::service::{
+    BatchWrite, MemoryService, Rules, SearchRequest, WriteRequest, WriteStatus,
+};
 use hindsight::store::{MemoryStore, PoolSize, PostgresStore, SqliteStore};
 
 mod cgroup;
@@ -559,8 +561,11 @@ pub async fn search_bench(
     match backend {
         BenchBackend::Sqlite => {
             let store = Arc::new(
-                SqliteStore::open(&dir.join("bench.db"), hindsight::signing::Signer::ephemeral())
-                    .await?,
+                SqliteStore::open(
+                    &dir.join("bench.db"),
+                    hindsight::signing::Signer::ephemeral(),
+                )
+                .await?,
             );
             run(dir, store, backend, bench).await
         }

@@ -19,7 +19,9 @@ use super::BenchError;
 use super::locomo::{Conversation, Turn};
 use hindsight::configuration::SearchArms;
 use hindsight::embed::Embedder;
-use hindsight::service::{MemoryService, Rules, SearchHit, SearchRequest, WriteRequest, WriteStatus};
+use hindsight::service::{
+    MemoryService, Rules, SearchHit, SearchRequest, WriteRequest, WriteStatus,
+};
 
 const CATEGORIES: [(u8, &str); 4] = [
     (1, "multi_hop"),

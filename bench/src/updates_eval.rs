@@ -21,7 +21,9 @@ use serde::{Deserialize, Serialize};
 use super::BenchError;
 use hindsight::domain::Status;
 use hindsight::embed::Embedder;
-use hindsight::service::{MemoryService, Rules, SearchRequest, WriteRequest, WriteResult, WriteStatus};
+use hindsight::service::{
+    MemoryService, Rules, SearchRequest, WriteRequest, WriteResult, WriteStatus,
+};
 
 /// The labelled pairs shipped with the binary.
 pub const PAIRS: &str = include_str!("update_pairs.jsonl");

@@ -13,10 +13,8 @@ use hindsight_bench::screening_eval::{evaluate, load_corpus, locomo_turns};
 #[test]
 #[ignore = "needs LoCoMo (../shared/data/locomo beside the checkout, HINDSIGHT_TEST_LOCOMO): full tier"]
 fn the_poisoned_corpus_is_caught_and_benign_chat_is_not_flagged() {
-    let corpus = load_corpus(
-        &common::repository().join("tests/fixtures/screening/poisoned.jsonl"),
-    )
-    .unwrap();
+    let corpus =
+        load_corpus(&common::repository().join("tests/fixtures/screening/poisoned.jsonl")).unwrap();
     assert!(corpus.len() >= 200, "{} poisoned memories", corpus.len());
     for lang in ["en", "zh"] {
         assert!(

@@ -39,7 +39,7 @@ pub use requests::{Args, ForgetRequest, SearchRequest, WriteBatchRequest, WriteR
 pub use responses::{
     ForgetResult, SearchHit, SearchResult, WriteBatchResult, WriteResult, WriteStatus,
 };
-pub(crate) use write::probe_query;
+pub use write::probe_query;
 pub use write::{Preview, Retired};
 pub use write_batch::{BatchWrite, MAX_BATCH};
 

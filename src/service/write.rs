@@ -38,7 +38,7 @@ const PROBE_EF: usize = 128;
 
 /// What the dedup probe asks the index: the nearest few active points of one namespace and
 /// type, at the probe's beam.
-pub(crate) fn probe_query(namespace: &str, memory_type: MemoryType, vector: &[f32]) -> IndexQuery {
+pub fn probe_query(namespace: &str, memory_type: MemoryType, vector: &[f32]) -> IndexQuery {
     IndexQuery {
         vector: vector.to_vec(),
         namespaces: vec![namespace.to_owned()],
@@ -608,7 +608,7 @@ impl MemoryService {
     /// exact cosine on the stored vectors, best first. The index may be approximate: it only
     /// shortlists its nearest few scoring above `floor`; the rows decide. The write path's
     /// dedup and the distill job's dedup against semantic memories both ask this.
-    pub(crate) async fn active_neighbours(
+    pub async fn active_neighbours(
         &self,
         namespace: &str,
         memory_type: MemoryType,

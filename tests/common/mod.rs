@@ -12,6 +12,7 @@ pub mod data;
 pub mod openai;
 pub mod pg;
 
+#[allow(unused_imports)] // each test binary uses some
 pub use data::{locomo, minilm_dir};
 
 use hindsight::embed::{BuiltinEmbedder, Embedder};

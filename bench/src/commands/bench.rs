@@ -2,8 +2,8 @@
 //! size and backend).
 
 use clap::Subcommand;
-use hindsight_bench::BenchBackend;
 use hindsight::configuration::Settings;
+use hindsight_bench::BenchBackend;
 
 #[derive(Debug, Subcommand)]
 pub enum BenchCommand {
@@ -194,8 +194,8 @@ pub async fn run(settings: Settings, command: BenchCommand) -> anyhow::Result<()
             let corpus = match locomo {
                 None => ImportCorpus::Fixed,
                 Some(path) => {
-                    let conversations = hindsight_bench::locomo::load(&path)
-                        .map_err(|e| anyhow::anyhow!("{e}"))?;
+                    let conversations =
+                        hindsight_bench::locomo::load(&path).map_err(|e| anyhow::anyhow!("{e}"))?;
                     if large_namespaces {
                         ImportCorpus::locomo_pairs(conversations)
                     } else {
@@ -242,8 +242,8 @@ pub async fn run(settings: Settings, command: BenchCommand) -> anyhow::Result<()
             let corpus = match locomo {
                 None => hindsight_bench::Corpus::Synthetic,
                 Some(path) => {
-                    let conversations = hindsight_bench::locomo::load(&path)
-                        .map_err(|e| anyhow::anyhow!("{e}"))?;
+                    let conversations =
+                        hindsight_bench::locomo::load(&path).map_err(|e| anyhow::anyhow!("{e}"))?;
                     if one_namespace {
                         hindsight_bench::Corpus::LocomoOneNamespace(conversations)
                     } else {

@@ -2,9 +2,9 @@
 //! (benchmarks of what the system produces, not of its speed).
 
 use clap::Subcommand;
-use hindsight_bench::distill_eval::{DistillEvalOptions, distill_eval};
 use hindsight::configuration::{FusionKind, SearchArms, Settings};
 use hindsight::startup;
+use hindsight_bench::distill_eval::{DistillEvalOptions, distill_eval};
 
 #[derive(Debug, Subcommand)]
 pub enum EvalCommand {

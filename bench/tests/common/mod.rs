@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 #[path = "../../../tests/common/data.rs"]
 mod data;
 
+#[allow(unused_imports)] // each test binary uses some
 pub use data::{locomo, minilm_dir, repository};
 
 pub fn binary() -> PathBuf {
