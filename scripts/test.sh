@@ -43,17 +43,32 @@ cargo fmt --all -- --check
 echo "== cargo clippy"
 cargo clippy --locked --all-targets -- -D warnings
 
-# Every test, the ignored ones (those that need a service) included. Left out by name: the
-# process `replicas_run_every_tick_exactly_once` starts (not a test on its own) and, without a
-# Qdrant server, the scale-out tier (`qdrant_server_tier`), said here and in the summary below.
-SKIP=(--skip replica_child)
+# Every test of both workspace members, the ignored ones (those that need a service)
+# included. Left out by name: the process `replicas_run_every_tick_exactly_once` starts (not a
+# test on its own) and, without a Qdrant server, the scale-out tier (`qdrant_server_tier`),
+# said here and at the end.
 NOT_RUN=""
 if [ -z "${QDRANT_URL:-}" ]; then
-  SKIP+=(--skip qdrant_server_tier)
   NOT_RUN="the scale-out tier (tests named qdrant_server_tier*: QDRANT_URL is not set, no Qdrant server here)"
 fi
-echo "== cargo test (full tier: --include-ignored)"
-cargo test --locked -- --include-ignored "${SKIP[@]}"
+if cargo nextest --version >/dev/null 2>&1; then
+  # cargo-nextest (on this machine kind) runs the test binaries side by side, each test in a
+  # process of its own: the binaries that mostly wait (crash tests, replicas, daemons) overlap
+  # instead of running one after another.
+  FILTER='not test(=replica_child)'
+  if [ -n "$NOT_RUN" ]; then
+    FILTER="$FILTER and not test(/qdrant_server_tier/)"
+  fi
+  echo "== cargo nextest run (full tier: --run-ignored all)"
+  cargo nextest run --locked --workspace --run-ignored all --no-fail-fast -E "$FILTER"
+else
+  SKIP=(--skip replica_child)
+  if [ -n "$NOT_RUN" ]; then
+    SKIP+=(--skip qdrant_server_tier)
+  fi
+  echo "== cargo test (full tier: --include-ignored)"
+  cargo test --locked --workspace --no-fail-fast -- --include-ignored "${SKIP[@]}"
+fi
 echo "== Python MCP SDK client (stdio + HTTP)"
 cargo build --locked
 "$PYTHON" tests/python/mcp_sdk_client.py "$CARGO_TARGET_DIR/debug/hindsight"
