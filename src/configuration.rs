@@ -408,6 +408,39 @@ settings! {
     log_format: String = "text".to_owned(),
 }
 
+/// The flags every command line of the project takes (the daemon's and `hindsight-bench`'s),
+/// as one clap group; `layer` turns them into the settings' flags layer.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct GlobalFlags {
+    /// Config file (default: ./hindsight.toml if present; env HINDSIGHT_CONFIG).
+    #[arg(long, global = true)]
+    pub config: Option<PathBuf>,
+    /// Data directory: SQLite file, vector index, lock (env HINDSIGHT_DATA_DIR, default ./data).
+    #[arg(long, global = true)]
+    pub data_dir: Option<PathBuf>,
+    /// Database URL (env HINDSIGHT_DATABASE_URL; default: SQLite in the data dir).
+    #[arg(long, global = true)]
+    pub database_url: Option<String>,
+    /// Embedder (env HINDSIGHT_EMBEDDER, default auto): with `reindex`, the one to re-embed
+    /// every memory with.
+    #[arg(long, global = true, value_enum)]
+    pub embedder: Option<EmbedderKind>,
+}
+
+impl GlobalFlags {
+    pub fn layer(&self) -> Layer {
+        Layer {
+            data_dir: self.data_dir.clone(),
+            database_url: self
+                .database_url
+                .as_ref()
+                .map(|url| Some(url.as_str().into())),
+            embedder: self.embedder,
+            ..Layer::default()
+        }
+    }
+}
+
 impl Settings {
     /// Defaults → file → env → flags, then validated.
     pub fn load(

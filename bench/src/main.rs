@@ -9,10 +9,8 @@
 
 mod commands;
 
-use std::path::PathBuf;
-
 use clap::{Parser, Subcommand};
-use hindsight::configuration::{Layer, Settings};
+use hindsight::configuration::{GlobalFlags, Settings};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -21,18 +19,8 @@ use hindsight::configuration::{Layer, Settings};
     about = "hindsight's benchmarks and evals, printed as JSON"
 )]
 struct Cli {
-    /// Config file (default: ./hindsight.toml if present; env HINDSIGHT_CONFIG).
-    #[arg(long, global = true)]
-    config: Option<PathBuf>,
-    /// Data directory (env HINDSIGHT_DATA_DIR, default ./data).
-    #[arg(long, global = true)]
-    data_dir: Option<PathBuf>,
-    /// Database URL (env HINDSIGHT_DATABASE_URL; default: SQLite in the data dir).
-    #[arg(long, global = true)]
-    database_url: Option<String>,
-    /// Embedder (env HINDSIGHT_EMBEDDER, default auto).
-    #[arg(long, global = true, value_enum)]
-    embedder: Option<hindsight::configuration::EmbedderKind>,
+    #[command(flatten)]
+    global: GlobalFlags,
     #[command(subcommand)]
     command: Command,
 }
@@ -48,13 +36,11 @@ enum Command {
 }
 
 async fn run(cli: Cli) -> anyhow::Result<()> {
-    let flags = Layer {
-        data_dir: cli.data_dir,
-        database_url: cli.database_url.map(|url| Some(url.as_str().into())),
-        embedder: cli.embedder,
-        ..Layer::default()
-    };
-    let settings = Settings::load(cli.config.as_deref(), |k| std::env::var(k).ok(), flags)?;
+    let settings = Settings::load(
+        cli.global.config.as_deref(),
+        |k| std::env::var(k).ok(),
+        cli.global.layer(),
+    )?;
     hindsight::telemetry::init(&settings.log_format);
     match cli.command {
         Command::Bench(command) => commands::bench::run(settings, command).await,

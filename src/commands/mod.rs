@@ -19,7 +19,7 @@ mod transfer;
 use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
-use hindsight::configuration::{Layer, Settings};
+use hindsight::configuration::{GlobalFlags, Settings};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -28,19 +28,8 @@ use hindsight::configuration::{Layer, Settings};
     about = "Long-term memory for AI agents, over MCP"
 )]
 pub struct Cli {
-    /// Config file (default: ./hindsight.toml if present; env HINDSIGHT_CONFIG).
-    #[arg(long, global = true)]
-    config: Option<PathBuf>,
-    /// Data directory: SQLite file, vector index, lock (env HINDSIGHT_DATA_DIR, default ./data).
-    #[arg(long, global = true)]
-    data_dir: Option<PathBuf>,
-    /// Database URL (env HINDSIGHT_DATABASE_URL; default: SQLite in the data dir).
-    #[arg(long, global = true)]
-    database_url: Option<String>,
-    /// Embedder (env HINDSIGHT_EMBEDDER, default auto): with `reindex`, the one to re-embed
-    /// every memory with.
-    #[arg(long, global = true, value_enum)]
-    embedder: Option<hindsight::configuration::EmbedderKind>,
+    #[command(flatten)]
+    global: GlobalFlags,
     #[command(subcommand)]
     command: Command,
 }
@@ -166,19 +155,18 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
     if matches!(cli.command, Command::Bench { .. } | Command::Eval { .. }) {
         return run_bench_binary();
     }
-    let mut flags = Layer {
-        data_dir: cli.data_dir,
-        database_url: cli.database_url.map(|url| Some(url.as_str().into())),
-        embedder: cli.embedder,
-        ..Layer::default()
-    };
+    let mut flags = cli.global.layer();
     if let Command::Serve {
         listen: Some(listen),
     } = &cli.command
     {
         flags.listen = Some(*listen);
     }
-    let settings = Settings::load(cli.config.as_deref(), |k| std::env::var(k).ok(), flags)?;
+    let settings = Settings::load(
+        cli.global.config.as_deref(),
+        |k| std::env::var(k).ok(),
+        flags,
+    )?;
     hindsight::telemetry::init(&settings.log_format);
     match cli.command {
         Command::Serve { .. } => serve::run(settings).await,
