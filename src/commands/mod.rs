@@ -152,9 +152,6 @@ fn run_bench_binary() -> anyhow::Result<()> {
 }
 
 pub async fn run(cli: Cli) -> anyhow::Result<()> {
-    if matches!(cli.command, Command::Bench { .. } | Command::Eval { .. }) {
-        return run_bench_binary();
-    }
     let mut flags = cli.global.layer();
     if let Command::Serve {
         listen: Some(listen),

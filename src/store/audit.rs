@@ -45,10 +45,18 @@ impl AuditEntry {
         }
     }
 
+    /// The ids it touched, the first `MAX_IDS` of them (an entry is one row of the trail; the
+    /// command's detail gives the full count).
     pub fn with_ids(mut self, ids: impl IntoIterator<Item = impl ToString>) -> Self {
-        self.ids = ids.into_iter().map(|id| id.to_string()).collect();
+        self.ids = ids
+            .into_iter()
+            .take(Self::MAX_IDS)
+            .map(|id| id.to_string())
+            .collect();
         self
     }
+
+    pub const MAX_IDS: usize = 1_000;
 
     pub fn with_detail(mut self, detail: impl Into<String>) -> Self {
         self.detail = Some(detail.into());
@@ -67,4 +75,23 @@ pub trait AuditStore: Send + Sync {
     ) -> Result<Vec<AuditEntry>, StoreError>;
     /// Delete entries older than `before`; how many.
     async fn prune_audit(&self, before: DateTime<Utc>) -> Result<u64, StoreError>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::AuditEntry;
+
+    #[test]
+    fn a_store_command_s_entry_is_the_cli_s_and_keeps_at_most_max_ids() {
+        let entry = AuditEntry::operator_command("resign", "ok")
+            .with_ids(0..AuditEntry::MAX_IDS + 500)
+            .with_detail("all: 1500 rows signed");
+        assert_eq!(
+            (entry.actor.as_str(), entry.action.as_str()),
+            ("cli", "resign")
+        );
+        assert_eq!(entry.ids.len(), AuditEntry::MAX_IDS);
+        assert_eq!(entry.ids[0], "0");
+        assert_eq!(entry.namespace, None);
+    }
 }
