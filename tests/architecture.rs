@@ -23,15 +23,26 @@ const FLOORS: &[&[&str]] = &[
     &["startup"],
 ];
 
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).expect("src is readable") {
+/// Every file below `dir`.
+fn files_under(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).expect("the directory is readable") {
         let path = entry.expect("a directory entry").path();
         if path.is_dir() {
-            rust_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
+            files_under(&path, out);
+        } else {
             out.push(path);
         }
     }
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let mut files = Vec::new();
+    files_under(dir, &mut files);
+    out.extend(
+        files
+            .into_iter()
+            .filter(|p| p.extension().is_some_and(|e| e == "rs")),
+    );
 }
 
 /// `crate::<name>` references in `text`, comments and doc comments left out.
@@ -322,22 +333,11 @@ fn exists_in_repo(root: &Path, path: &str) -> bool {
     }
     let mut files = Vec::new();
     for dir in ["src", "tests", "scripts", "docs"] {
-        all_files(&root.join(dir), &mut files);
+        files_under(&root.join(dir), &mut files);
     }
     files
         .iter()
         .any(|f| f.file_name().is_some_and(|n| n == path))
-}
-
-fn all_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            all_files(&path, out);
-        } else {
-            out.push(path);
-        }
-    }
 }
 
 /// ARCHITECTURE.md is a map: every path it names must be there.
