@@ -21,12 +21,12 @@ if [ -z "${HINDSIGHT_TEST_MINILM_DIR:-}" ]; then
   fi
 fi
 
-# The local model server for tests/local_llm.rs, where scripts/local-llm/install.sh put it.
+# The local model server for tests/integration/local_llm.rs, where scripts/local-llm/install.sh put it.
 if [ -z "${HINDSIGHT_TEST_LLM_HOME:-}" ] && [ -d "$HOME/.cache/hindsight-llm/node_modules" ]; then
   export HINDSIGHT_TEST_LLM_HOME="$HOME/.cache/hindsight-llm"
 fi
 
-# The MCP reference memory server for tests/transfer.rs, where .ci/run put it.
+# The MCP reference memory server for tests/integration/transfer.rs, where .ci/run put it.
 if [ -z "${HINDSIGHT_TEST_MCP_MEMORY:-}" ]; then
   export HINDSIGHT_TEST_MCP_MEMORY="$HOME/.cache/hindsight-mcp-memory/node_modules/@modelcontextprotocol/server-memory/dist/index.js"
 fi
@@ -52,10 +52,10 @@ if [ -z "${QDRANT_URL:-}" ]; then
   NOT_RUN="the scale-out tier (tests named qdrant_server_tier*: QDRANT_URL is not set, no Qdrant server here)"
 fi
 if cargo nextest --version >/dev/null 2>&1; then
-  # cargo-nextest (on this machine kind) runs the test binaries side by side, each test in a
-  # process of its own: the binaries that mostly wait (crash tests, replicas, daemons) overlap
-  # instead of running one after another.
-  FILTER='not test(=replica_child)'
+  # cargo-nextest (on this machine kind) runs each test in a process of its own, two at a time
+  # across all binaries: the tests that mostly wait (crash tests, replicas, daemons) overlap
+  # with the rest instead of holding up their binary's turn.
+  FILTER='not test(=jobs_replicas::replica_child)'
   if [ -n "$NOT_RUN" ]; then
     FILTER="$FILTER and not test(/qdrant_server_tier/)"
   fi

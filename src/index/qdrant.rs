@@ -414,7 +414,7 @@ impl VectorIndex for QdrantIndex {
 #[cfg(test)]
 mod tests {
     //! The request shapes that can be checked without a server (the server round trips are in
-    //! `tests/index_suite.rs`, run when `QDRANT_URL` is set).
+    //! `tests/integration/index_suite.rs`, run when `QDRANT_URL` is set).
     use qdrant_client::qdrant::condition::ConditionOneOf;
     use qdrant_client::qdrant::r#match::MatchValue;
 

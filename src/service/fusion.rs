@@ -40,7 +40,7 @@ pub struct ArmScores {
 /// would score, when the store knows it), or of the best match when that is higher or unknown.
 /// Against the best alone, a match on one common word ("is", "their") got the whole lexical
 /// weight whenever nothing better matched, and outranked the dense arm's paraphrase
-/// (`tests/local_embedder.rs`). On LoCoMo's dev split it is about even: hit@10 with MiniLM at
+/// (`tests/integration/local_embedder.rs`). On LoCoMo's dev split it is about even: hit@10 with MiniLM at
 /// lexical weight 0.3 / 0.5 / 0.7: 0.688 / 0.700 / 0.696 (against the best: 0.708 at 0.3,
 /// 0.697 at 0.5); built-in embedder at 0.8: 0.659 (0.650).
 pub fn fuse(

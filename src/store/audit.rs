@@ -1,6 +1,6 @@
 //! The audit trail (`audit`): who (a token's or the operator's name) did what (action, ids,
 //! namespace, outcome) and when. No memory content. One trait, implemented by both stores
-//! (`sqlite/audit.rs`, `postgres/audit.rs`) and pinned by `tests/store_suite.rs`.
+//! (`sqlite/audit.rs`, `postgres/audit.rs`) and pinned by `tests/integration/store_suite.rs`.
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};

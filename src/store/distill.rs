@@ -1,6 +1,6 @@
 //! What the distill job keeps (`candidates`, `distilled_clusters`, `distilled_episodes`) and the
 //! review of its candidates. One trait, implemented by both stores (`sqlite/distill.rs`,
-//! `postgres/distill.rs`) and pinned on both by the distill cases of `tests/jobs.rs`.
+//! `postgres/distill.rs`) and pinned on both by the distill cases of `tests/integration/jobs.rs`.
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};

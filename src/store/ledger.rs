@@ -1,6 +1,6 @@
 //! The run ledger of the maintenance jobs (`job_runs`): claiming a scheduled tick, recording
 //! how the run ended, and reading the history. One trait, implemented by both stores
-//! (`sqlite/ledger.rs`, `postgres/ledger.rs`) and pinned by `tests/ledger_suite.rs`.
+//! (`sqlite/ledger.rs`, `postgres/ledger.rs`) and pinned by `tests/integration/ledger_suite.rs`.
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};

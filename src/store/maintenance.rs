@@ -1,7 +1,7 @@
 //! What the maintenance jobs need from the database beyond `MemoryStore`: counting what a job
 //! would touch (for dry runs and progress), and moving cold rows into `memories_archive` and
 //! back. One trait, implemented by both stores (`sqlite/maintenance.rs`,
-//! `postgres/maintenance.rs`) and pinned by `tests/store_suite.rs`.
+//! `postgres/maintenance.rs`) and pinned by `tests/integration/store_suite.rs`.
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};

@@ -1,6 +1,6 @@
 //! The store: memories as rows, the source of truth. One trait, one implementation per database
 //! (SQLite embedded, PostgreSQL for scale-out); the shared behaviour is pinned by the backend-agnostic suite in
-//! `tests/store_suite.rs`.
+//! `tests/integration/store_suite.rs`.
 
 mod audit;
 mod distill;

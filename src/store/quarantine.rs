@@ -1,6 +1,6 @@
 //! Writes held by the screen for a reviewer (`quarantine`). One trait, implemented by both
 //! stores (`sqlite/quarantine.rs`, `postgres/quarantine.rs`) and pinned by
-//! `tests/store_suite.rs`.
+//! `tests/integration/store_suite.rs`.
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};

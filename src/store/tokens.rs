@@ -1,6 +1,6 @@
 //! The tokens an operator gave out (`tokens`): name, the secret's SHA-256, the namespace
 //! scopes, when created and revoked. One trait, implemented by both stores
-//! (`sqlite/tokens.rs`, `postgres/tokens.rs`) and pinned by `tests/store_suite.rs`.
+//! (`sqlite/tokens.rs`, `postgres/tokens.rs`) and pinned by `tests/integration/store_suite.rs`.
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
