@@ -297,7 +297,7 @@ pub fn minilm() -> Arc<hindsight::embed::LocalEmbedder> {
 }
 
 /// Fails when a suite function is not instantiated on every backend. A suite is a set of
-/// `pub async fn NAME(<param>)` in `files` (paths under `tests/`), run on each backend by the
+/// `pub async fn NAME(<param>)` in `files` (paths under `tests/integration/`), run on each backend by the
 /// list in `macro_rules! <suite>` (the `@tests $open;` arm's names): a function missing from
 /// that list would never run, and nothing else would say so.
 pub fn assert_suite_lists_every_function(
@@ -306,7 +306,7 @@ pub fn assert_suite_lists_every_function(
     files: &[&str],
     param: &str,
 ) {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/integration");
     let read = |file: &str| {
         std::fs::read_to_string(root.join(file)).unwrap_or_else(|e| panic!("{file}: {e}"))
     };
