@@ -152,10 +152,15 @@ fn memory_type_of(i: usize) -> MemoryType {
     TYPES[i % TYPES.len()]
 }
 
-/// Synthetic write `i`'s namespace and memory type.
-fn synthetic_scope(i: usize) -> (&'static str, MemoryType) {
-    (NAMESPACES[i % NAMESPACES.len()], memory_type_of(i))
+/// Synthetic write `i`'s namespace and memory type, over the first `namespaces` of
+/// `NAMESPACES` (1, 2 or 4: a divisor of 4, so a write and the earlier one it re-says, 12
+/// apart, stay in one scope).
+fn synthetic_scope(i: usize, namespaces: usize) -> (&'static str, MemoryType) {
+    (NAMESPACES[i % namespaces], memory_type_of(i))
 }
+
+/// The namespace counts `--namespaces` accepts (`synthetic_scope`).
+pub const SYNTHETIC_NAMESPACES: [usize; 3] = [1, 2, 4];
 
 /// The earlier write that write `i` re-says, if it is a planted near-duplicate: the last of its
 /// scope at or before `i / 2`, so bases lie all through the store (old, merged segments and
@@ -187,10 +192,55 @@ impl Embedder for RandomEmbedder {
     }
 }
 
+/// Writes the synthetic corpus `hindsight bench search` loads, as vectors, for another store to
+/// load the very same (`scripts/side-by-side.sh`): in `dir`, `memories.f32` and `queries.f32`
+/// (rows of `dimension` little-endian f32), `memories.tsv` (each memory's namespace and
+/// memory type) and `queries.tsv` (each query's namespace). `in_flight` as the search bench's
+/// `writers × batch`, which decides which writes are planted near-duplicates.
+pub fn write_synthetic_vectors(
+    dir: &std::path::Path,
+    n: usize,
+    dimension: usize,
+    queries: usize,
+    in_flight: usize,
+    namespaces: usize,
+) -> std::io::Result<()> {
+    use std::io::Write;
+    std::fs::create_dir_all(dir)?;
+    let embedder = RandomEmbedder::new(dimension);
+    let corpus = Corpus::Synthetic { namespaces };
+    let file = |name: &str| -> std::io::Result<std::io::BufWriter<std::fs::File>> {
+        Ok(std::io::BufWriter::new(std::fs::File::create(
+            dir.join(name),
+        )?))
+    };
+    let (mut vectors, mut rows) = (file("memories.f32")?, file("memories.tsv")?);
+    for i in 0..n {
+        let (namespace, content) = corpus.memory(i, in_flight);
+        for x in embedder.vector(&content) {
+            vectors.write_all(&x.to_le_bytes())?;
+        }
+        writeln!(rows, "{namespace}\t{}", memory_type_of(i).as_str())?;
+    }
+    let (mut vectors_q, mut rows_q) = (file("queries.f32")?, file("queries.tsv")?);
+    for q in 0..queries {
+        let (namespace, text) = corpus.query(q, n);
+        for x in embedder.vector(&text) {
+            vectors_q.write_all(&x.to_le_bytes())?;
+        }
+        writeln!(rows_q, "{namespace}")?;
+    }
+    for mut out in [vectors, rows, vectors_q, rows_q] {
+        out.flush()?;
+    }
+    Ok(())
+}
+
 /// What the benchmark's memories say.
 pub enum Corpus {
-    /// `synthetic memory number {i}`, queries `query {q}`: the vector path, words barely used.
-    Synthetic,
+    /// `synthetic memory number {i}`, queries `query {q}`: the vector path, words barely used;
+    /// over `namespaces` namespaces (`SYNTHETIC_NAMESPACES`), each query asking one.
+    Synthetic { namespaces: usize },
     /// Real text: LoCoMo's turns repeated to N (each repetition its own namespaces, so the
     /// write path's dedup leaves them be), queried with LoCoMo's questions, so the full-text
     /// arm works on words as it would in use.
@@ -206,7 +256,7 @@ const ONE_NAMESPACE: &str = "locomo";
 impl Corpus {
     fn name(&self) -> &'static str {
         match self {
-            Corpus::Synthetic => "synthetic",
+            Corpus::Synthetic { .. } => "synthetic",
             Corpus::Locomo(_) => "locomo",
             Corpus::LocomoOneNamespace(_) => "locomo-one-namespace",
         }
@@ -215,8 +265,8 @@ impl Corpus {
     /// The `i`th memory: (namespace, content). `in_flight` writes run together.
     fn memory(&self, i: usize, in_flight: usize) -> (String, String) {
         match self {
-            Corpus::Synthetic => (
-                synthetic_scope(i).0.to_owned(),
+            Corpus::Synthetic { namespaces } => (
+                synthetic_scope(i, *namespaces).0.to_owned(),
                 synthetic_text(i, in_flight),
             ),
             Corpus::Locomo(conversations) => {
@@ -241,10 +291,9 @@ impl Corpus {
     /// The `q`th query: (namespace, text), over the repetitions that `n` memories fill.
     fn query(&self, q: usize, n: usize) -> (String, String) {
         match self {
-            Corpus::Synthetic => (
-                NAMESPACES[q % NAMESPACES.len()].to_owned(),
-                format!("query {q}"),
-            ),
+            Corpus::Synthetic { namespaces } => {
+                (NAMESPACES[q % namespaces].to_owned(), format!("query {q}"))
+            }
             Corpus::Locomo(conversations) => {
                 let questions: Vec<(&locomo::Conversation, &locomo::Question)> = conversations
                     .iter()
@@ -297,6 +346,8 @@ pub(crate) fn locomo_turn_at(
 #[derive(Debug, Serialize)]
 pub struct SearchBenchReport {
     pub corpus: &'static str,
+    /// The synthetic corpus's namespaces (each query asks one).
+    pub namespaces: Option<usize>,
     /// The search arms timed (`search_arms`).
     pub arms: &'static str,
     pub n: usize,
@@ -330,6 +381,10 @@ pub struct SearchBenchReport {
     pub search_p95_ms: f64,
     pub search_p99_ms: f64,
     pub search_max_ms: f64,
+    /// Each stage of a search (`SearchStages`, in the order they run) as p50/p99 over the
+    /// queries, so a regression shows which stage moved. The dense and lexical arms run side by
+    /// side; the stages' p50s add up to about `search_p50_ms` with the slower arm's.
+    pub stages: Vec<StageFigures>,
     pub rss_mb: f64,
     /// `rss_mb` split: heap and other private memory, and mapped file pages (reclaimable).
     pub rss_anon_mb: f64,
@@ -339,6 +394,32 @@ pub struct SearchBenchReport {
     /// over `RECALL_QUERIES` queries: what the ANN graph and quantization cost in accuracy
     /// (synthetic corpus only).
     pub recall_at_10: Option<f64>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct StageFigures {
+    pub stage: &'static str,
+    pub p50_ms: f64,
+    pub p99_ms: f64,
+}
+
+/// p50/p99 of each stage over `runs`.
+fn stage_figures(runs: &[hindsight::service::SearchStages]) -> Vec<StageFigures> {
+    let Some(first) = runs.first() else {
+        return Vec::new();
+    };
+    let ms = |v: f64| (v * 1e6).round() / 1e3;
+    (0..first.named().len())
+        .map(|i| {
+            let mut times: Vec<f64> = runs.iter().map(|r| r.named()[i].1.as_secs_f64()).collect();
+            times.sort_by(f64::total_cmp);
+            StageFigures {
+                stage: first.named()[i].0,
+                p50_ms: ms(percentile(&times, 50.0)),
+                p99_ms: ms(percentile(&times, 99.0)),
+            }
+        })
+        .collect()
 }
 
 const RECALL_QUERIES: usize = 50;
@@ -352,15 +433,16 @@ async fn index_recall_at_10(
     embedder: &RandomEmbedder,
     holders: &HashMap<MemoryId, usize>,
     in_flight: usize,
+    namespaces: usize,
 ) -> Result<f64, BenchError> {
     let mut found = 0;
     let mut wanted = 0;
     for q in 0..RECALL_QUERIES {
-        let namespace = NAMESPACES[q % NAMESPACES.len()];
+        let namespace = NAMESPACES[q % namespaces];
         let query = embedder.vector(&format!("recall query {q}"));
         let mut exact: Vec<(f32, MemoryId)> = holders
             .iter()
-            .filter(|(_, i)| synthetic_scope(**i).0 == namespace)
+            .filter(|(_, i)| synthetic_scope(**i, namespaces).0 == namespace)
             .map(|(id, i)| {
                 let v = embedder.vector(&synthetic_text(*i, in_flight));
                 (hindsight::embed::cosine(&query, &v), *id)
@@ -394,13 +476,14 @@ async fn probe_recall(
     holders: &HashMap<MemoryId, usize>,
     floor: f64,
     in_flight: usize,
+    namespaces: usize,
 ) -> Result<f64, BenchError> {
     // Every `stride`th write: at most `PROBE_SAMPLE` of them, whatever share merged away.
     let writes = holders.values().max().map_or(0, |i| i + 1);
     let stride = probe_stride(writes);
     let (mut asked, mut found) = (0, 0);
     for (id, &i) in holders.iter().filter(|(_, i)| *i % stride == 0) {
-        let (namespace, memory_type) = synthetic_scope(i);
+        let (namespace, memory_type) = synthetic_scope(i, namespaces);
         let vector = embedder.vector(&synthetic_text(i, in_flight));
         let neighbours = service
             .active_neighbours(namespace, memory_type, &vector, floor)
@@ -667,7 +750,7 @@ async fn run(
         let result = result?;
         let i = written as usize;
         let base = match corpus {
-            Corpus::Synthetic => planted_base(i, in_flight),
+            Corpus::Synthetic { .. } => planted_base(i, in_flight),
             Corpus::Locomo(_) | Corpus::LocomoOneNamespace(_) => None,
         };
         planted += usize::from(base.is_some());
@@ -695,6 +778,7 @@ async fn run(
     let optimize_seconds = optimize_started.elapsed().as_secs_f64();
 
     let mut latencies = Vec::with_capacity(queries);
+    let mut stages = Vec::with_capacity(queries);
     for q in 0..queries {
         let (namespace, query) = corpus.query(q, n);
         let request = SearchRequest {
@@ -704,11 +788,12 @@ async fn run(
             ..SearchRequest::default()
         };
         let t = Instant::now();
-        let result = service.search(&request).await?;
+        let (result, staged) = service.search_staged(&request).await?;
         latencies.push(t.elapsed().as_secs_f64() * 1e3);
+        stages.push(staged);
         (bench.progress)("searching", q as u64 + 1, Some(queries as u64));
         // (A LoCoMo run smaller than the data leaves some conversations without rows.)
-        if result.memories.is_empty() && matches!(corpus, Corpus::Synthetic) {
+        if result.memories.is_empty() && matches!(corpus, Corpus::Synthetic { .. }) {
             return Err("search returned nothing on a loaded index".into());
         }
     }
@@ -720,8 +805,8 @@ async fn run(
         ..
     } = daemon::Rss::of("self");
     let (recall, dedup_recall, probe_recall) = match corpus {
-        Corpus::Synthetic => (
-            Some(index_recall_at_10(&index, &embedder, &holders, in_flight).await?),
+        Corpus::Synthetic { namespaces } => (
+            Some(index_recall_at_10(&index, &embedder, &holders, in_flight, *namespaces).await?),
             Some(planted_merged as f64 / planted.max(1) as f64),
             Some(
                 probe_recall(
@@ -730,6 +815,7 @@ async fn run(
                     &holders,
                     bench.rules.dedup_threshold - 0.01,
                     in_flight,
+                    *namespaces,
                 )
                 .await?,
             ),
@@ -738,6 +824,10 @@ async fn run(
     };
     Ok(SearchBenchReport {
         corpus: corpus.name(),
+        namespaces: match corpus {
+            Corpus::Synthetic { namespaces } => Some(*namespaces),
+            Corpus::Locomo(_) | Corpus::LocomoOneNamespace(_) => None,
+        },
         arms: bench.rules.search_arms.as_str(),
         n,
         dimension,
@@ -759,6 +849,7 @@ async fn run(
         search_p95_ms: percentile(&latencies, 95.0),
         search_p99_ms: percentile(&latencies, 99.0),
         search_max_ms: latencies.last().copied().unwrap_or(0.0),
+        stages: stage_figures(&stages),
         rss_mb: rss,
         rss_anon_mb,
         rss_file_mb,

@@ -39,6 +39,7 @@ pub use requests::{Args, ForgetRequest, SearchRequest, WriteBatchRequest, WriteR
 pub use responses::{
     ForgetResult, SearchHit, SearchResult, WriteBatchResult, WriteResult, WriteStatus,
 };
+pub use search::SearchStages;
 pub use write::probe_query;
 pub use write::{Preview, Retired};
 pub use write_batch::{BatchWrite, MAX_BATCH};
@@ -140,6 +141,10 @@ impl Default for Rules {
     }
 }
 
+/// Search queries whose vectors are kept (`MemoryService::query_vectors`): about 1.6 MB with a
+/// 384-d model, 6 MB with a 1,536-d one.
+const QUERY_CACHE: usize = 1024;
+
 pub struct MemoryService {
     store: Arc<dyn MemoryStore>,
     index: Arc<dyn VectorIndex>,
@@ -160,6 +165,11 @@ pub struct MemoryService {
     /// Search hits not yet written to access_count / last_accessed_at: a write per search
     /// tripled search p99, so accesses are batched and written by `flush`.
     accesses: std::sync::Mutex<std::collections::HashMap<MemoryId, (i64, DateTime<Utc>)>>,
+    /// The vectors of recent search queries (`QUERY_CACHE` of them), by query text: an agent
+    /// asks the same thing again across turns, and each embedding is a model's forward pass
+    /// (local) or a paid request (remote). The embedder is fixed for the service's life, so
+    /// the text alone is the key.
+    query_vectors: quick_cache::sync::Cache<String, Arc<Vec<f32>>>,
     /// Database locks that live as long as the service (behind a mutex only to be `Sync`).
     held: std::sync::Mutex<Vec<StoreLock>>,
     /// What `/metrics` exposes (MCP calls here, job runs by the job runner).
@@ -209,6 +219,7 @@ impl MemoryService {
             unflushed_deletes: std::sync::Mutex::new(Vec::new()),
             bulk_feed: tokio::sync::Mutex::new(None),
             accesses: std::sync::Mutex::new(std::collections::HashMap::new()),
+            query_vectors: quick_cache::sync::Cache::new(QUERY_CACHE),
             held: std::sync::Mutex::new(Vec::new()),
             metrics: Arc::new(Metrics::new()),
             screen: builtin_screen(),

@@ -3,9 +3,11 @@
 //! over-fetched with every filter applied where it runs — fused into one relevance
 //! (`fusion.rs`); every candidate re-checked against its row (namespace, type, status, expiry,
 //! event-time range); ranked by relevance + recency (from event time) + importance; accesses
-//! recorded (unless an operator is browsing).
+//! recorded (unless an operator is browsing). `search_staged` also says where the time went.
 
 use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use chrono::Utc;
 
@@ -17,14 +19,63 @@ use crate::embed::cosine;
 use crate::index::IndexQuery;
 use crate::store::{LexicalHits, LexicalQuery, RowTable};
 
+/// Where one search's time went, in the order the stages run. The two arms run side by side:
+/// `dense` and `lexical` are each arm's own time, `arms` the wall time of both together (so
+/// the stages after `embed` add up to the total with `arms`, not with the two arms).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct SearchStages {
+    /// The query's embedding.
+    pub embed: Duration,
+    /// The vector index's search (nothing when the dense arm is off).
+    pub dense: Duration,
+    /// The lexical arm: the index's own, or the store's full-text search.
+    pub lexical: Duration,
+    /// Both arms, side by side.
+    pub arms: Duration,
+    /// Reading the candidates' rows.
+    pub fetch: Duration,
+    /// Checking each row's signature.
+    pub verify: Duration,
+    /// Re-checking rows against the request, fusing the arms and ranking.
+    pub rank: Duration,
+    /// Noting the returned memories' accesses.
+    pub access: Duration,
+}
+
+impl SearchStages {
+    /// Each stage's name and time, in order; `arms` is left out (it overlaps its two arms).
+    pub fn named(&self) -> [(&'static str, Duration); 7] {
+        [
+            ("embed", self.embed),
+            ("dense", self.dense),
+            ("lexical", self.lexical),
+            ("fetch", self.fetch),
+            ("verify", self.verify),
+            ("rank", self.rank),
+            ("access", self.access),
+        ]
+    }
+}
+
 impl MemoryService {
     pub async fn search(&self, request: &SearchRequest) -> Result<SearchResult, ServiceError> {
+        Ok(self.search_staged(request).await?.0)
+    }
+
+    /// `search`, and where its time went.
+    pub async fn search_staged(
+        &self,
+        request: &SearchRequest,
+    ) -> Result<(SearchResult, SearchStages), ServiceError> {
+        let mut stages = SearchStages::default();
         let valid = request.validate(self.rules.max_content_chars)?;
         self.ensure_embedder_matches()?;
         let rules = &self.rules;
         let arms = rules.search_arms;
         // The query vector is needed even without the dense arm: every hit shows its cosine.
-        let vector = self.embedder.embed_query(valid.query.as_str()).await?;
+        let started = Instant::now();
+        let vector = self.query_vector(valid.query.as_str()).await?;
+        stages.embed = started.elapsed();
         let mut statuses = vec![Status::Active];
         if valid.include_deprecated {
             statuses.push(Status::Deprecated);
@@ -37,7 +88,7 @@ impl MemoryService {
             .map(|n| n.as_str().to_owned())
             .collect();
         let index_query = IndexQuery {
-            vector: vector.clone(),
+            vector: vector.to_vec(),
             namespaces: namespaces.clone(),
             memory_types: valid.memory_types.clone(),
             statuses: statuses.clone(),
@@ -46,7 +97,7 @@ impl MemoryService {
             limit: top_k * rules.search_overfetch,
             ef: None,
         };
-        let dense = async {
+        let dense = timed(async {
             if !arms.dense() {
                 return Ok(vec![]);
             }
@@ -54,8 +105,8 @@ impl MemoryService {
                 .search(index_query.clone())
                 .await
                 .map_err(ServiceError::from)
-        };
-        let lexical = async {
+        });
+        let lexical = timed(async {
             if !arms.lexical() {
                 return Ok(LexicalHits::default());
             }
@@ -88,8 +139,12 @@ impl MemoryService {
                 })
                 .await
                 .map_err(ServiceError::from)
-        };
-        let (dense, lexical) = tokio::try_join!(dense, lexical)?;
+        });
+        let started = Instant::now();
+        let ((dense, dense_time), (lexical, lexical_time)) = tokio::join!(dense, lexical);
+        stages.arms = started.elapsed();
+        (stages.dense, stages.lexical) = (dense_time, lexical_time);
+        let (dense, lexical) = (dense?, lexical?);
 
         let mut candidates: HashMap<_, ArmScores> = HashMap::new();
         for (rank, hit) in dense.iter().enumerate() {
@@ -101,8 +156,11 @@ impl MemoryService {
             entry.lexical_rank = Some(rank + 1);
         }
         let ids: Vec<_> = candidates.keys().copied().collect();
+        let started = Instant::now();
         let rows = self.store.get_many(&ids).await?;
+        stages.fetch = started.elapsed();
         let found = rows.len();
+        let started = Instant::now();
         let rows = integrity::checked(
             self.store.as_ref(),
             Some(self.metrics.as_ref()),
@@ -110,7 +168,9 @@ impl MemoryService {
             rows,
         )
         .await;
+        stages.verify = started.elapsed();
 
+        let started = Instant::now();
         // Points whose row is gone (a hard forget interrupted before the index delete) are
         // cleaned up here; they are never returned.
         if found < ids.len() {
@@ -187,10 +247,32 @@ impl MemoryService {
             .collect();
         ranked.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| b.id.cmp(&a.id)));
         ranked.truncate(top_k);
+        stages.rank = started.elapsed();
 
+        let started = Instant::now();
         if !request.browsing {
             self.note_access(ranked.iter().map(|h| h.id), now);
         }
-        Ok(SearchResult { memories: ranked })
+        stages.access = started.elapsed();
+        Ok((SearchResult { memories: ranked }, stages))
     }
+}
+
+impl MemoryService {
+    /// The query's vector: from the recent queries' (`query_vectors`) when it is there.
+    async fn query_vector(&self, query: &str) -> Result<Arc<Vec<f32>>, ServiceError> {
+        if let Some(vector) = self.query_vectors.get(query) {
+            return Ok(vector);
+        }
+        let vector = Arc::new(self.embedder.embed_query(query).await?);
+        self.query_vectors.insert(query.to_owned(), vector.clone());
+        Ok(vector)
+    }
+}
+
+/// `future`'s output and how long it took.
+async fn timed<T>(future: impl Future<Output = T>) -> (T, Duration) {
+    let started = Instant::now();
+    let out = future.await;
+    (out, started.elapsed())
 }

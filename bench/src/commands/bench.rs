@@ -33,6 +33,10 @@ pub enum BenchCommand {
         /// namespace per conversation and repetition.
         #[arg(long, requires = "locomo")]
         one_namespace: bool,
+        /// The synthetic corpus's namespaces, each query asking one: 1, 2 or 4 (1: one
+        /// user's store of N memories).
+        #[arg(long, default_value_t = 4, conflicts_with = "locomo")]
+        namespaces: usize,
         /// The search arms timed: hybrid (the default search), dense or lexical.
         #[arg(long, default_value = "hybrid", value_parser = hindsight::configuration::SearchArms::parse)]
         arms: hindsight::configuration::SearchArms,
@@ -43,6 +47,27 @@ pub enum BenchCommand {
         /// Writes per call while loading (`memory_write_batch`; 1: each write on its own).
         #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=1000))]
         batch: u16,
+    },
+    /// Write the synthetic corpus `bench search` loads (the same `--n`, `--dimension`,
+    /// `--queries`, `--writers` and `--batch`) as vectors into a directory, for another store
+    /// to load the very same: `scripts/side-by-side.sh` runs chromadb on them.
+    Vectors {
+        #[arg(long, default_value_t = 100_000)]
+        n: usize,
+        #[arg(long, default_value_t = 384)]
+        dimension: usize,
+        #[arg(long, default_value_t = 2000)]
+        queries: usize,
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=256))]
+        writers: u16,
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=1000))]
+        batch: u16,
+        /// As `bench search --namespaces`.
+        #[arg(long, default_value_t = 4)]
+        namespaces: usize,
+        /// The directory to write (created if missing).
+        #[arg(long)]
+        out: std::path::PathBuf,
     },
     /// The configured embedder alone (`--embedder local`): one query at a time, as a search
     /// embeds it, and bulk, as a reindex does, over LoCoMo's turns. `RAYON_NUM_THREADS=1`
@@ -155,6 +180,15 @@ fn daemon_binary() -> anyhow::Result<std::path::PathBuf> {
     Ok(beside)
 }
 
+fn check_namespaces(namespaces: usize) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        hindsight_bench::SYNTHETIC_NAMESPACES.contains(&namespaces),
+        "--namespaces: must be one of {:?}, got {namespaces}",
+        hindsight_bench::SYNTHETIC_NAMESPACES
+    );
+    Ok(())
+}
+
 pub async fn run(settings: Settings, command: BenchCommand) -> anyhow::Result<()> {
     // One progress reporter for the whole command (`progress.rs`): bars at a terminal.
     let reporter = super::progress::Reporter::new();
@@ -225,6 +259,29 @@ pub async fn run(settings: Settings, command: BenchCommand) -> anyhow::Result<()
             }
             Ok(())
         }
+        BenchCommand::Vectors {
+            n,
+            dimension,
+            queries,
+            writers,
+            batch,
+            namespaces,
+            out,
+        } => {
+            anyhow::ensure!(dimension >= 1, "--dimension: must be at least 1");
+            check_namespaces(namespaces)?;
+            let in_flight = usize::from(writers) * usize::from(batch);
+            hindsight_bench::write_synthetic_vectors(
+                &out, n, dimension, queries, in_flight, namespaces,
+            )
+            .map_err(|e| anyhow::anyhow!("writing {}: {e}", out.display()))?;
+            println!(
+                "{}",
+                serde_json::json!({"bench": "vectors", "n": n, "dimension": dimension,
+                    "queries": queries, "out": out})
+            );
+            Ok(())
+        }
         BenchCommand::Search {
             n,
             dimension,
@@ -234,13 +291,17 @@ pub async fn run(settings: Settings, command: BenchCommand) -> anyhow::Result<()
             postgres_server,
             locomo,
             one_namespace,
+            namespaces,
             arms,
             writers,
             batch,
         } => {
             let backends = backends(&backend, &postgres_server)?;
             let corpus = match locomo {
-                None => hindsight_bench::Corpus::Synthetic,
+                None => {
+                    check_namespaces(namespaces)?;
+                    hindsight_bench::Corpus::Synthetic { namespaces }
+                }
                 Some(path) => {
                     let conversations =
                         hindsight_bench::locomo::load(&path).map_err(|e| anyhow::anyhow!("{e}"))?;

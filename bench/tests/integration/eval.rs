@@ -107,6 +107,37 @@ fn bench_search_loads_with_concurrent_writers() {
             "{report}"
         );
         assert!(report["recall_at_10"].as_f64().unwrap() > 0.9, "{report}");
+        // Where each search's time went, stage by stage, in the order they run.
+        let stages: Vec<(&str, f64, f64)> = report["stages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| {
+                let ms = |k: &str| s[k].as_f64().unwrap();
+                (s["stage"].as_str().unwrap(), ms("p50_ms"), ms("p99_ms"))
+            })
+            .collect();
+        let names: Vec<&str> = stages.iter().map(|s| s.0).collect();
+        assert_eq!(
+            names,
+            [
+                "embed", "dense", "lexical", "fetch", "verify", "rank", "access"
+            ],
+            "{report}"
+        );
+        assert!(
+            stages.iter().all(|(_, p50, p99)| 0.0 <= *p50 && p50 <= p99),
+            "{report}"
+        );
+        // Both arms and the row fetch do real work on every search; no stage takes longer
+        // than the slowest whole search.
+        let max = report["search_max_ms"].as_f64().unwrap();
+        for (stage, p50, p99) in &stages {
+            if ["dense", "lexical", "fetch"].contains(stage) {
+                assert!(*p50 > 0.0, "{stage}: {report}");
+            }
+            assert!(*p99 <= max + 1e-3, "{stage}: {report}");
+        }
     }
     let (ok, _, stderr) = common::cli_with(
         data.path(),
@@ -203,4 +234,108 @@ fn eval_updates_on_a_slice_loses_nothing() {
             .unwrap();
         assert!(right >= 0.9, "{class}: {right} ({report})");
     }
+}
+
+/// `bench vectors` writes the corpus `bench search` loads, for another store to load the same
+/// (`scripts/side-by-side.sh`): one unit vector per memory and query, each row's namespace
+/// (and type), and the same planted near-duplicates (a row at cosine 0.93–0.97 to an earlier
+/// one of its namespace).
+#[test]
+fn bench_vectors_writes_the_search_bench_corpus() {
+    let data = tempfile::tempdir().unwrap();
+    let out = data.path().join("vectors");
+    let (ok, stdout, stderr) = common::cli_with(
+        data.path(),
+        data.path(),
+        &[],
+        &[
+            "bench",
+            "vectors",
+            "--n",
+            "300",
+            "--dimension",
+            "16",
+            "--queries",
+            "7",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert!(ok, "{stderr}");
+    assert!(stdout.contains("\"bench\":\"vectors\""), "{stdout}");
+    let rows = |name: &str, d: usize| -> Vec<Vec<f32>> {
+        let bytes = std::fs::read(out.join(name)).unwrap();
+        assert_eq!(bytes.len() % (4 * d), 0, "{name}");
+        bytes
+            .chunks(4 * d)
+            .map(|row| {
+                row.chunks(4)
+                    .map(|b| f32::from_le_bytes(b.try_into().unwrap()))
+                    .collect()
+            })
+            .collect()
+    };
+    let (memories, queries) = (rows("memories.f32", 16), rows("queries.f32", 16));
+    assert_eq!((memories.len(), queries.len()), (300, 7));
+    for v in memories.iter().chain(&queries) {
+        let norm: f32 = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+        assert!((norm - 1.0).abs() < 1e-4, "{norm}");
+    }
+    let memory_rows = std::fs::read_to_string(out.join("memories.tsv")).unwrap();
+    let meta: Vec<Vec<&str>> = memory_rows
+        .lines()
+        .map(|l| l.split('\t').collect())
+        .collect();
+    assert_eq!(meta.len(), 300);
+    assert_eq!(meta[0], ["alpha", "episodic"]);
+    assert_eq!(meta[5], ["beta", "working"]);
+    let query_rows = std::fs::read_to_string(out.join("queries.tsv")).unwrap();
+    assert_eq!(query_rows.lines().count(), 7);
+    // Every 25th write re-says an earlier memory of its namespace.
+    let dot = |a: &[f32], b: &[f32]| a.iter().zip(b).map(|(x, y)| x * y).sum::<f32>();
+    let near = |i: usize| {
+        (0..i).any(|j| meta[j][0] == meta[i][0] && dot(&memories[i], &memories[j]) > 0.92)
+    };
+    assert!(near(49) && near(74), "planted near-duplicates");
+    assert!(!near(50), "an ordinary write is near no earlier one");
+
+    // One user's store: every memory and query in one namespace; a count that would split a
+    // restatement from what it re-says is refused.
+    let one = data.path().join("one");
+    let (ok, _, stderr) = common::cli_with(
+        data.path(),
+        data.path(),
+        &[],
+        &[
+            "bench",
+            "vectors",
+            "--n",
+            "40",
+            "--dimension",
+            "8",
+            "--queries",
+            "3",
+            "--namespaces",
+            "1",
+            "--out",
+            one.to_str().unwrap(),
+        ],
+    );
+    assert!(ok, "{stderr}");
+    let rows = std::fs::read_to_string(one.join("memories.tsv")).unwrap();
+    assert!(rows.lines().all(|l| l.starts_with("alpha\t")), "{rows}");
+    let (ok, _, stderr) = common::cli_with(
+        data.path(),
+        data.path(),
+        &[],
+        &[
+            "bench",
+            "vectors",
+            "--namespaces",
+            "3",
+            "--out",
+            one.to_str().unwrap(),
+        ],
+    );
+    assert!(!ok && stderr.contains("--namespaces"), "{stderr}");
 }
