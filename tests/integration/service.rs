@@ -1653,37 +1653,12 @@ impl Embedder for Another64 {
     }
 }
 
-/// The builtin embedder, counting the texts it embeds.
-struct Counting {
-    inner: BuiltinEmbedder,
-    texts: std::sync::Mutex<Vec<String>>,
-}
-
-#[async_trait]
-impl Embedder for Counting {
-    fn id(&self) -> &str {
-        self.inner.id()
-    }
-
-    fn dimension(&self) -> usize {
-        self.inner.dimension()
-    }
-
-    async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, hindsight::embed::EmbedError> {
-        self.texts.lock().unwrap().extend(texts.iter().cloned());
-        self.inner.embed(texts).await
-    }
-}
-
 /// A query asked again is not embedded again: its vector comes from the recent queries', and
 /// the answer is the same. `search_staged` says where the time went.
 #[tokio::test]
 async fn a_repeated_query_is_embedded_once_and_answered_the_same() {
     let dir = tempfile::tempdir().unwrap();
-    let embedder = Arc::new(Counting {
-        inner: BuiltinEmbedder::new(),
-        texts: std::sync::Mutex::new(Vec::new()),
-    });
+    let embedder = Arc::new(common::CountingEmbedder::new(Default::default()));
     let index = common::open_index(dir.path(), embedder.dimension()).await;
     let service = common::service_with(dir.path(), index, embedder.clone()).await;
     for text in [
@@ -1692,14 +1667,12 @@ async fn a_repeated_query_is_embedded_once_and_answered_the_same() {
     ] {
         service.write(&write(text)).await.unwrap();
     }
-    let queries =
-        |e: &Counting, q: &str| e.texts.lock().unwrap().iter().filter(|t| *t == q).count();
 
     let (first, stages) = service
         .search_staged(&search("what is the dog called"))
         .await
         .unwrap();
-    assert_eq!(queries(&embedder, "what is the dog called"), 1);
+    assert_eq!(embedder.embedded("what is the dog called"), 1);
     assert!(first.memories[0].content.contains("Biscuit"), "{first:?}");
     assert!(stages.embed > std::time::Duration::ZERO && stages.dense > std::time::Duration::ZERO);
     assert!(
@@ -1712,7 +1685,7 @@ async fn a_repeated_query_is_embedded_once_and_answered_the_same() {
         .await
         .unwrap();
     assert_eq!(
-        queries(&embedder, "what is the dog called"),
+        embedder.embedded("what is the dog called"),
         1,
         "embedded again"
     );
@@ -1725,5 +1698,5 @@ async fn a_repeated_query_is_embedded_once_and_answered_the_same() {
         .search(&search("when does the deploy run"))
         .await
         .unwrap();
-    assert_eq!(queries(&embedder, "when does the deploy run"), 1);
+    assert_eq!(embedder.embedded("when does the deploy run"), 1);
 }

@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use async_trait::async_trait;
 use hindsight::domain::Status;
-use hindsight::embed::{BuiltinEmbedder, EmbedError, Embedder};
+use hindsight::embed::Embedder;
 use hindsight::index::{Hit, IndexError, IndexPoint, IndexQuery, VectorIndex};
 use hindsight::service::{
     BatchWrite, MAX_BATCH, MemoryService, Rules, SearchRequest, ServiceError, WriteRequest,
@@ -322,10 +322,7 @@ async fn harness(dir: &std::path::Path, store: Arc<dyn MemoryStore>) -> Harness 
     let upserts = Arc::new(AtomicUsize::new(0));
     let searches = Arc::new(AtomicUsize::new(0));
     let batched_searches = Arc::new(AtomicUsize::new(0));
-    let embedder = Arc::new(Counting {
-        inner: BuiltinEmbedder::new(),
-        calls: embeds.clone(),
-    });
+    let embedder = Arc::new(common::CountingEmbedder::new(embeds.clone()));
     let index = Arc::new(CountingIndex {
         inner: common::open_index(dir, embedder.dimension()).await,
         upserts: upserts.clone(),
@@ -361,28 +358,6 @@ async fn postgres(_dir: &std::path::Path) -> (common::pg::TestDatabase, Arc<dyn 
 
 backend!(sqlite_backend, sqlite, []);
 backend!(postgres_backend, postgres, [#[ignore = "needs PostgreSQL (HINDSIGHT_TEST_POSTGRES_URL, default 127.0.0.1:5432): full tier"]]);
-
-struct Counting {
-    inner: BuiltinEmbedder,
-    calls: Arc<AtomicUsize>,
-}
-
-#[async_trait]
-impl Embedder for Counting {
-    fn id(&self) -> &str {
-        self.inner.id()
-    }
-    fn dimension(&self) -> usize {
-        self.inner.dimension()
-    }
-    async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        self.calls.fetch_add(1, Ordering::SeqCst);
-        self.inner.embed(texts).await
-    }
-    async fn embed_query(&self, text: &str) -> Result<Vec<f32>, EmbedError> {
-        self.inner.embed_query(text).await
-    }
-}
 
 struct CountingIndex {
     inner: Arc<dyn VectorIndex>,

@@ -61,6 +61,56 @@ pub async fn service_with(
         .unwrap()
 }
 
+/// The builtin embedder, counting its `embed` calls (a write's, a batch's) in `calls` and
+/// keeping every text it embedded, queries included, in `texts`.
+pub struct CountingEmbedder {
+    inner: BuiltinEmbedder,
+    pub calls: Arc<std::sync::atomic::AtomicUsize>,
+    pub texts: std::sync::Mutex<Vec<String>>,
+}
+
+impl CountingEmbedder {
+    pub fn new(calls: Arc<std::sync::atomic::AtomicUsize>) -> Self {
+        Self {
+            inner: BuiltinEmbedder::new(),
+            calls,
+            texts: std::sync::Mutex::new(Vec::new()),
+        }
+    }
+
+    /// How many times `text` was embedded.
+    pub fn embedded(&self, text: &str) -> usize {
+        self.texts
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|t| *t == text)
+            .count()
+    }
+}
+
+#[async_trait::async_trait]
+impl Embedder for CountingEmbedder {
+    fn id(&self) -> &str {
+        self.inner.id()
+    }
+
+    fn dimension(&self) -> usize {
+        self.inner.dimension()
+    }
+
+    async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, hindsight::embed::EmbedError> {
+        self.calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        self.texts.lock().unwrap().extend(texts.iter().cloned());
+        self.inner.embed(texts).await
+    }
+
+    async fn embed_query(&self, text: &str) -> Result<Vec<f32>, hindsight::embed::EmbedError> {
+        self.texts.lock().unwrap().push(text.to_owned());
+        self.inner.embed_query(text).await
+    }
+}
+
 pub async fn service(dir: &Path) -> MemoryService {
     let embedder = Arc::new(BuiltinEmbedder::new());
     let index = open_index(dir, embedder.dimension()).await;
