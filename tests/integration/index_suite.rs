@@ -731,6 +731,12 @@ mod embedded_graph {
             let hits = index.search(q).await.unwrap();
             assert_eq!(hits.len(), 10, "every search has 10 points to find");
             let got = ids(&hits);
+            // A walk scores a neighbour before it reads the filter (a vendor patch,
+            // vendor/README.md): whatever it turns away unchecked, no hit fails the filter.
+            for hit in &got {
+                let p = points.iter().find(|p| p.id == *hit).unwrap();
+                assert!(passes(p), "a hit the filter does not pass: {p:?}");
+            }
             wanted += 10;
             found += best.iter().filter(|id| got.contains(id)).count();
         };

@@ -136,6 +136,19 @@ pub trait GraphLayersBase {
                 }
             });
 
+            // hindsight patch (see vendor/README.md): the filter read last, where no link
+            // limit could cut the points that pass it.
+            if limit == 0 || points_ids.len() <= limit {
+                points_scorer.score_points_filter_last(
+                    &mut points_ids,
+                    &mut search_context,
+                    |idx| {
+                        visited_list.check_and_update_visited(idx);
+                    },
+                );
+                continue;
+            }
+
             points_scorer
                 .score_points(&mut points_ids, limit)
                 .for_each(|score_point| {

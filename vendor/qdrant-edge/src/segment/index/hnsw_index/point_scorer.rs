@@ -11,6 +11,7 @@ use smallvec::SmallVec;
 use crate::segment::common::operation_error::{OperationResult, check_process_stopped};
 use crate::segment::data_types::vectors::QueryVector;
 use crate::segment::payload_storage::FilterContext;
+use crate::segment::index::hnsw_index::search_context::SearchContext;
 use crate::segment::vector_storage::common::VECTOR_READ_BATCH_SIZE;
 use crate::segment::vector_storage::quantized::quantized_query_scorer::InternalScorerUnsupported;
 use crate::segment::vector_storage::quantized::quantized_vectors::QuantizedVectors;
@@ -72,11 +73,21 @@ impl<'a> ScorerFilters<'a> {
     /// Return true if vector satisfies current search context for given point:
     /// exists, not deleted, and satisfies filter context.
     pub fn check_vector(&self, point_id: PointOffsetType) -> bool {
+        self.check_not_deleted(point_id) && self.check_payload(point_id)
+    }
+
+    /// hindsight patch (see vendor/README.md): `check_vector`'s two halves, for a walk that
+    /// reads the payload filter only of the points that could enter its queue
+    /// (`GraphLayersBase::search_on_level`): the point and its vector exist...
+    pub fn check_not_deleted(&self, point_id: PointOffsetType) -> bool {
         check_deleted_condition(point_id, self.vec_deleted, self.point_deleted)
-            && self
-                .filter_context
-                .as_ref()
-                .is_none_or(|f| f.check(point_id))
+    }
+
+    /// ...and its payload passes the filter.
+    pub fn check_payload(&self, point_id: PointOffsetType) -> bool {
+        self.filter_context
+            .as_ref()
+            .is_none_or(|f| f.check(point_id))
     }
 
     fn as_borrowed(&'a self) -> Self {
@@ -234,6 +245,37 @@ impl<'a> FilteredScorer<'a> {
         }
 
         self.score_points_unfiltered(point_ids)
+    }
+
+    /// hindsight patch (see vendor/README.md): `score_points` for a beam search's step, with
+    /// the payload filter read last. The points that exist are scored, in order; one that
+    /// `search_context` would turn away (its queue full of better ones) is turned away
+    /// unchecked, whether it passes the filter or not, and only the others are checked and,
+    /// if they pass, processed. The search goes exactly as with `score_points`, less most of
+    /// its filter checks: reading a point's payload index costs more than scoring it.
+    /// `visited` gets each point processed or turned away (a turned-away point would be
+    /// turned away again: the queue's worst score only rises). For a step without a link
+    /// limit only (`score_points` truncates the points that pass to `limit`).
+    pub fn score_points_filter_last(
+        &mut self,
+        point_ids: &mut Vec<PointOffsetType>,
+        search_context: &mut SearchContext,
+        mut visited: impl FnMut(PointOffsetType),
+    ) {
+        point_ids.retain(|point_id| self.filters.check_not_deleted(*point_id));
+        if self.scores_buffer.len() < point_ids.len() {
+            self.scores_buffer.resize(point_ids.len(), 0.0);
+        }
+        let scores = &mut self.scores_buffer[..point_ids.len()];
+        self.raw_scorer.score_points(point_ids, scores);
+        for (&idx, &score) in std::iter::zip(point_ids.iter(), scores.iter()) {
+            if !search_context.admits(score) {
+                visited(idx);
+            } else if self.filters.check_payload(idx) {
+                search_context.process_candidate(ScoredPointOffset { idx, score });
+                visited(idx);
+            }
+        }
     }
 
     pub fn score_points_unfiltered(

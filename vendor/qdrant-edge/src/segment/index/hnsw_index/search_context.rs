@@ -27,6 +27,14 @@ impl SearchContext {
         }
     }
 
+    /// hindsight patch (see vendor/README.md): whether `process_candidate` would take a point
+    /// of this score: any while `nearest` is not full, else only one above its worst (in
+    /// `FixedLengthPriorityQueue::push`'s order, `ScoredPointOffset`'s).
+    pub fn admits(&self, score: ScoreType) -> bool {
+        !self.nearest.is_full()
+            || ordered_float::OrderedFloat(score) > ordered_float::OrderedFloat(self.lower_bound())
+    }
+
     /// Updates search context with new scored point.
     /// If it is closer than existing - also add it to candidates for further search
     pub fn process_candidate(&mut self, score_point: ScoredPointOffset) {
